@@ -1,0 +1,81 @@
+package annotations
+
+// Annotations that users put on workloads and on ConfigMaps/Secrets. The
+// values are Reloader's names; Keys lets a flag rename each of them.
+const (
+	// Auto on a workload: "true" tracks every ConfigMap and Secret its pod
+	// spec references; "false" opts out, also under --auto-reload-all.
+	Auto = "reloader.stakater.com/auto"
+	// ConfigMapAuto on a workload: like Auto, for ConfigMaps only.
+	ConfigMapAuto = "configmap.reloader.stakater.com/auto"
+	// SecretAuto on a workload: like Auto, for Secrets only.
+	SecretAuto = "secret.reloader.stakater.com/auto"
+	// Search on a workload: "true" tracks referenced objects that carry Match.
+	Search = "reloader.stakater.com/search"
+	// Match on a ConfigMap or Secret: "true" makes it trigger workloads with Search.
+	Match = "reloader.stakater.com/match"
+	// ConfigMapReload on a workload: comma-separated anchored regular
+	// expressions of ConfigMap names that trigger it, referenced or not.
+	ConfigMapReload = "configmap.reloader.stakater.com/reload"
+	// SecretReload on a workload: like ConfigMapReload, for Secrets.
+	SecretReload = "secret.reloader.stakater.com/reload"
+	// Ignore on a ConfigMap or Secret: "true" means it never triggers anything.
+	Ignore = "reloader.stakater.com/ignore"
+	// ConfigMapExclude on a workload: comma-separated ConfigMap names that never trigger it.
+	ConfigMapExclude = "configmaps.exclude.reloader.stakater.com/reload"
+	// SecretExclude on a workload: comma-separated Secret names that never trigger it.
+	SecretExclude = "secrets.exclude.reloader.stakater.com/reload"
+)
+
+// Annotations that ripple writes. They are ripple's own and cannot be renamed.
+const (
+	// ConfigDigest sits in a workload's pod template. Its value is a keyed
+	// digest of all the config the workload tracks; changing it is what makes
+	// Kubernetes roll the workload.
+	ConfigDigest = "ripple.dev/config-digest"
+	// Recorded sits in a workload's metadata and holds the per-object digests
+	// ripple last saw. Comparing against it makes ripple level-triggered: a
+	// restart or a missed event converges instead of rolling again.
+	Recorded = "ripple.dev/recorded"
+	// DataDigest exists only inside ripple's informer cache, never on the API
+	// server: the cache replaces a ConfigMap's or Secret's data with it so
+	// that no Secret value is held in memory.
+	DataDigest = "ripple.dev/data-digest"
+)
+
+// Keys holds the annotation names in use; flags may rename any of them.
+type Keys struct {
+	Auto             string
+	ConfigMapAuto    string
+	SecretAuto       string
+	Search           string
+	Match            string
+	ConfigMapReload  string
+	SecretReload     string
+	Ignore           string
+	ConfigMapExclude string
+	SecretExclude    string
+}
+
+// DefaultKeys returns Reloader's annotation names.
+func DefaultKeys() Keys {
+	return Keys{
+		Auto:             Auto,
+		ConfigMapAuto:    ConfigMapAuto,
+		SecretAuto:       SecretAuto,
+		Search:           Search,
+		Match:            Match,
+		ConfigMapReload:  ConfigMapReload,
+		SecretReload:     SecretReload,
+		Ignore:           Ignore,
+		ConfigMapExclude: ConfigMapExclude,
+		SecretExclude:    SecretExclude,
+	}
+}
+
+// workloadKeys are the keys whose presence on a workload's metadata decides
+// that the pod template's annotations are not consulted.
+func (k Keys) workloadKeys() []string {
+	return []string{k.Auto, k.ConfigMapAuto, k.SecretAuto, k.Search,
+		k.ConfigMapReload, k.SecretReload, k.ConfigMapExclude, k.SecretExclude}
+}

@@ -1,0 +1,241 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/refs"
+	"github.com/ripple-controller/ripple/internal/workload"
+)
+
+// FieldOwner is the field manager of every write ripple makes.
+const FieldOwner = "ripple"
+
+// conflictRetry is short because a conflict only means the workload moved
+// (often its status) between ripple's read and its patch.
+const conflictRetry = 50 * time.Millisecond
+
+// Event reasons ripple emits on workloads.
+const (
+	ReasonReloaded          = "Reloaded"
+	ReasonReloadFailed      = "ReloadFailed"
+	ReasonInvalidAnnotation = "InvalidAnnotation"
+)
+
+// Reconciler rolls the workloads of one kind whose tracked config changed.
+type Reconciler struct {
+	client.Client
+	Kind     workload.Kind
+	Opts     *options.Options
+	Keyed    digest.Keyed
+	Recorder events.EventRecorder
+
+	seen *triggers
+	now  func() time.Time
+}
+
+// trackedObj is one tracked ConfigMap or Secret as the cache holds it.
+type trackedObj struct {
+	sum       digest.Sum
+	createdAt int64
+}
+
+// Reconcile compares the config the workload tracks with its record and
+// writes only when they differ.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	triggeredAt, triggered := r.seen.take(req)
+	obj := r.Kind.New()
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	tmpl := r.Kind.Template(obj)
+	if tmpl == nil || obj.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, nil
+	}
+	pol := r.Opts.Keys.Parse(r.Opts.Keys.Source(obj.GetAnnotations(), tmpl.Annotations), r.Opts.AutoReloadAll)
+	r.reportProblems(ctx, obj, pol.Problems)
+	recorded, hasRecord := obj.GetAnnotations()[annotations.Recorded]
+	if !pol.OptedIn() && !hasRecord {
+		return ctrl.Result{}, nil
+	}
+	selected, err := r.namespaceSelected(ctx, req.Namespace)
+	if err != nil || !selected {
+		if !selected {
+			skipsTotal.WithLabelValues(skipNamespace).Inc()
+		}
+		return ctrl.Result{}, err
+	}
+	current, err := r.tracked(ctx, req.Namespace, &tmpl.Spec, &pol)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res, err := r.converge(ctx, obj, recorded, hasRecord, current)
+	if apierrors.IsConflict(err) {
+		if triggered {
+			r.seen.add(req, triggeredAt)
+		}
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if res.rolled && triggered {
+		reloadLatency.WithLabelValues(r.Kind.Name).Observe(time.Since(triggeredAt).Seconds())
+	}
+	return ctrl.Result{}, err
+}
+
+type outcome struct{ rolled bool }
+
+// converge decides between no write, a record and a rollout, and makes at
+// most one patch.
+func (r *Reconciler) converge(ctx context.Context, obj client.Object, recorded string, hasRecord bool, current map[refs.Ref]trackedObj) (outcome, error) {
+	log := logf.FromContext(ctx)
+	next := record{keyID: r.Keyed.KeyID(), at: r.now().Unix(), objects: map[refs.Ref]string{}}
+	for ref, t := range current {
+		next.objects[ref] = r.Keyed.Short(t.sum)
+	}
+	rec, err := decodeRecord(recorded)
+	switch {
+	case !hasRecord:
+		skipsTotal.WithLabelValues(skipFirstSight).Inc()
+		log.V(1).Info("Recording the config of a workload seen for the first time")
+		return outcome{}, r.patch(ctx, obj, next, "")
+	case err != nil:
+		skipsTotal.WithLabelValues(skipFirstSight).Inc()
+		log.Info("Recording the config again: the recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
+		return outcome{}, r.patch(ctx, obj, next, "")
+	case rec.keyID != next.keyID:
+		skipsTotal.WithLabelValues(skipKeyChanged).Inc()
+		log.Info("Recording the config again: the digest key changed")
+		return outcome{}, r.patch(ctx, obj, next, "")
+	}
+	shorts := map[refs.Ref]observed{}
+	for ref, t := range current {
+		shorts[ref] = observed{short: next.objects[ref], createdAt: t.createdAt}
+	}
+	changes := diff(rec, shorts, func(ref refs.Ref) bool { return r.exists(ctx, obj.GetNamespace(), ref) })
+	if len(changes) == 0 {
+		skipsTotal.WithLabelValues(skipUnchanged).Inc()
+		return outcome{}, nil
+	}
+	causes, reason := r.causes(changes)
+	if len(causes) == 0 {
+		skipsTotal.WithLabelValues(reason).Inc()
+		log.V(1).Info("Recording a change that does not roll", "reason", reason)
+		return outcome{}, r.patch(ctx, obj, next, "")
+	}
+	return r.roll(ctx, obj, next, current, causes)
+}
+
+// causes returns the changes that roll the workload, given the flags, or the
+// reason none does.
+func (r *Reconciler) causes(changes map[refs.Ref]change) ([]refs.Ref, string) {
+	var out []refs.Ref
+	reason := skipAnnotations
+	for ref, c := range changes {
+		switch {
+		case c == changedData,
+			c == deleted && r.Opts.ReloadOnDelete,
+			c == created && r.Opts.ReloadOnCreate:
+			out = append(out, ref)
+		case c == deleted:
+			reason = skipDeleteIgnored
+		case c == created:
+			reason = skipCreateIgnored
+		}
+	}
+	slices.SortFunc(out, refs.Compare)
+	return out, reason
+}
+
+func (r *Reconciler) roll(ctx context.Context, obj client.Object, next record, current map[refs.Ref]trackedObj, causes []refs.Ref) (outcome, error) {
+	entries := make([]digest.Entry, 0, len(current))
+	for ref, t := range current {
+		entries = append(entries, digest.Entry{Kind: string(ref.Kind), Name: ref.Name, Sum: t.sum})
+	}
+	slices.SortFunc(entries, func(a, b digest.Entry) int {
+		return refs.Compare(refs.Ref{Kind: refs.Kind(a.Kind), Name: a.Name}, refs.Ref{Kind: refs.Kind(b.Kind), Name: b.Name})
+	})
+	sum := r.Keyed.Workload(entries)
+	names := describe(causes)
+	if err := r.patch(ctx, obj, next, sum); err != nil {
+		if !apierrors.IsConflict(err) {
+			reloadsTotal.WithLabelValues(r.Kind.Name, "error").Inc()
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
+		}
+		return outcome{}, err
+	}
+	reloadsTotal.WithLabelValues(r.Kind.Name, "success").Inc()
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
+	logf.FromContext(ctx).Info("Rolled workload", "changed", names, "digest", sum)
+	return outcome{rolled: true}, nil
+}
+
+// describe names the changed objects for an Event, which must stay short.
+func describe(causes []refs.Ref) string {
+	const most = 5
+	parts := make([]string, 0, most+1)
+	for i, c := range causes {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(causes)-most))
+			break
+		}
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// patch writes the record and, when templateDigest is set, the pod template
+// annotation that rolls the workload: one merge patch that names nothing
+// else, so that no other writer's change is undone.
+func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, templateDigest string) error {
+	var tmpl map[string]string
+	if templateDigest != "" {
+		tmpl = map[string]string{annotations.ConfigDigest: templateDigest}
+	}
+	body, err := json.Marshal(r.Kind.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: rec.encode()}, tmpl))
+	if err != nil {
+		return fmt.Errorf("encoding patch: %w", err)
+	}
+	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("patching %s %s/%s: %w", r.Kind.Name, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {
+	for _, p := range problems {
+		logf.FromContext(ctx).Info("Ignoring an invalid annotation value", "annotation", p.Annotation, "value", p.Value, "reason", p.Reason)
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonInvalidAnnotation, "Parse", "%s", p.String())
+	}
+}
+
+func (r *Reconciler) namespaceSelected(ctx context.Context, namespace string) (bool, error) {
+	if slices.Contains(r.Opts.NamespacesToIgnore, namespace) {
+		return false, nil
+	}
+	if r.Opts.NamespaceSelector == nil {
+		return true, nil
+	}
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return r.Opts.NamespaceSelector.Matches(labels.Set(ns.GetLabels())), nil
+}

@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// record is what ripple last saw of a workload's tracked config, kept in the
+// Recorded annotation as "key=<id>;at=<unix>;Kind/name=<short>;...".
+// at is when it was recorded: an object created after it is new.
+type record struct {
+	keyID   string
+	at      int64
+	objects map[refs.Ref]string
+}
+
+func (r record) encode() string {
+	parts := []string{"key=" + r.keyID, "at=" + strconv.FormatInt(r.at, 10)}
+	keys := slices.SortedFunc(maps.Keys(r.objects), refs.Compare)
+	for _, ref := range keys {
+		parts = append(parts, ref.String()+"="+r.objects[ref])
+	}
+	return strings.Join(parts, ";")
+}
+
+func decodeRecord(s string) (record, error) {
+	r := record{objects: map[refs.Ref]string{}}
+	for i, part := range strings.Split(s, ";") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return record{}, fmt.Errorf("entry %d %q has no '='", i, part)
+		}
+		switch {
+		case i == 0 && k == "key":
+			r.keyID = v
+		case i == 1 && k == "at":
+			at, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return record{}, fmt.Errorf("entry %q: %w", part, err)
+			}
+			r.at = at
+		case i > 1:
+			kind, name, ok := strings.Cut(k, "/")
+			if !ok || (refs.Kind(kind) != refs.ConfigMap && refs.Kind(kind) != refs.Secret) || name == "" {
+				return record{}, fmt.Errorf("entry %q does not name a ConfigMap or Secret", part)
+			}
+			r.objects[refs.Ref{Kind: refs.Kind(kind), Name: name}] = v
+		default:
+			return record{}, fmt.Errorf("entry %d %q is out of place", i, part)
+		}
+	}
+	if r.keyID == "" {
+		return record{}, fmt.Errorf("no key entry")
+	}
+	return r, nil
+}
+
+// change is how one tracked object differs from the record.
+type change int
+
+const (
+	changedData change = iota + 1
+	created
+	deleted
+	// untracked and newlyTracked follow a change of annotations, not of
+	// config: they are recorded but never roll.
+	untracked
+	newlyTracked
+)
+
+// observed is what ripple sees of one tracked object now.
+type observed struct {
+	short     string
+	createdAt int64
+}
+
+// diff compares the record with the tracked objects now. exists reports
+// whether an object no longer tracked is still there (then it was untracked,
+// not deleted).
+func diff(rec record, now map[refs.Ref]observed, exists func(refs.Ref) bool) map[refs.Ref]change {
+	out := map[refs.Ref]change{}
+	for ref, short := range rec.objects {
+		cur, ok := now[ref]
+		switch {
+		case ok && cur.short != short:
+			out[ref] = changedData
+		case !ok && exists(ref):
+			out[ref] = untracked
+		case !ok:
+			out[ref] = deleted
+		}
+	}
+	for ref, cur := range now {
+		if _, ok := rec.objects[ref]; ok {
+			continue
+		}
+		if cur.createdAt >= rec.at {
+			out[ref] = created
+		} else {
+			out[ref] = newlyTracked
+		}
+	}
+	return out
+}

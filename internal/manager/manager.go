@@ -1,0 +1,133 @@
+// Package manager assembles ripple: a controller-runtime manager with the
+// cache, the controllers, health checks, metrics and leader election that
+// the options ask for. cmd/ripple and the test suites both start ripple
+// through it, so the tests exercise the real wiring.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ripple-controller/ripple/internal/controller"
+	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/options"
+)
+
+// KeyField is the data key of the --hmac-key-secret Secret that holds the key.
+const KeyField = "key"
+
+// New builds ripple's manager; Start runs it.
+func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	cfg.UserAgent = "ripple"
+	keyed, err := loadKey(ctx, cfg, opts.HMACKeySecret)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts))
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := controller.Setup(ctx, mgr, opts, keyed, mgr.GetEventRecorder("ripple")); err != nil {
+		return nil, err
+	}
+	if err := addProbes(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func managerOptions(opts *options.Options) ctrl.Options {
+	lease, renew, retry := opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod
+	probe := opts.ProbeAddr
+	if probe == "0" {
+		probe = ""
+	}
+	return ctrl.Options{
+		Scheme:                        clientgoscheme.Scheme,
+		Cache:                         controller.CacheOptions(opts),
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        probe,
+		LeaderElection:                opts.EnableHA,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
+	}
+}
+
+// loadKey reads the digest key with one GET. Without a Secret the key is
+// empty: digests are then plain keyed hashes anyone can recompute.
+func loadKey(ctx context.Context, cfg *rest.Config, secret string) (digest.Keyed, error) {
+	if secret == "" {
+		return digest.NewKeyed(nil), nil
+	}
+	ns, name, _ := strings.Cut(secret, "/")
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return digest.Keyed{}, fmt.Errorf("creating a client: %w", err)
+	}
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
+		return digest.Keyed{}, fmt.Errorf("--hmac-key-secret: reading Secret %s: %w", secret, err)
+	}
+	key := s.Data[KeyField]
+	if len(key) < 16 {
+		return digest.Keyed{}, fmt.Errorf("--hmac-key-secret: Secret %s must hold at least 16 bytes under %q", secret, KeyField)
+	}
+	return digest.NewKeyed(key), nil
+}
+
+// addProbes serves /healthz as soon as ripple runs and /readyz once its
+// caches are in sync, so a rollout of ripple itself waits for a warm cache.
+func addProbes(mgr ctrl.Manager) error {
+	var synced atomic.Bool
+	if err := mgr.Add(syncWatcher{mgr: mgr, synced: &synced}); err != nil {
+		return fmt.Errorf("adding the cache sync watcher: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	err := mgr.AddReadyzCheck("cache-synced", func(*http.Request) error {
+		if !synced.Load() {
+			return errors.New("informer caches are not in sync yet")
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	return nil
+}
+
+// syncWatcher runs on every replica, leader or not.
+type syncWatcher struct {
+	mgr    ctrl.Manager
+	synced *atomic.Bool
+}
+
+func (s syncWatcher) NeedLeaderElection() bool { return false }
+
+func (s syncWatcher) Start(ctx context.Context) error {
+	if s.mgr.GetCache().WaitForCacheSync(ctx) {
+		s.synced.Store(true)
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,261 @@
+package options
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/workload"
+)
+
+// Options is ripple's validated configuration.
+type Options struct {
+	Kubeconfig string
+
+	Namespaces         []string
+	NamespacesToIgnore []string
+	// NamespaceSelector is nil when every namespace is selected.
+	NamespaceSelector labels.Selector
+	// ResourceSelector is nil when every ConfigMap and Secret is watched.
+	ResourceSelector labels.Selector
+	IgnoreConfigMaps bool
+	IgnoreSecrets    bool
+	// IgnoredWorkloads holds the plurals of the workload kinds never rolled.
+	IgnoredWorkloads map[string]bool
+
+	AutoReloadAll  bool
+	ReloadOnCreate bool
+	ReloadOnDelete bool
+	Keys           annotations.Keys
+
+	LogFormat string
+	LogLevel  string
+
+	EnableHA                bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	LeaseDuration           time.Duration
+	RenewDeadline           time.Duration
+	RetryPeriod             time.Duration
+
+	MetricsAddr string
+	ProbeAddr   string
+	QPS         float32
+	Burst       int
+	Debounce    time.Duration
+	Workers     int
+
+	HMACKeySecret string
+}
+
+// raw holds flag values that need parsing before they become Options.
+type raw struct {
+	namespaces, namespacesToIgnore, namespaceSelector, resourceSelector string
+	resourcesToIgnore, ignoredWorkloadTypes                             string
+}
+
+// Parser binds ripple's flags to a flag set and turns them into Options.
+type Parser struct {
+	opts Options
+	raw  raw
+}
+
+// NewParser returns a Parser whose flags are bound to fs.
+func NewParser(fs *pflag.FlagSet) *Parser {
+	p := &Parser{}
+	p.opts.Keys = annotations.DefaultKeys()
+	p.bind(fs)
+	return p
+}
+
+func (p *Parser) bind(fs *pflag.FlagSet) {
+	o, r, k := &p.opts, &p.raw, &p.opts.Keys
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Defaults to $KUBECONFIG, then the in-cluster config, then ~/.kube/config.")
+
+	fs.StringVar(&r.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty watches all namespaces.")
+	fs.StringVar(&r.namespacesToIgnore, "namespaces-to-ignore", "", "Comma-separated namespaces whose workloads are never rolled.")
+	fs.StringVar(&r.namespaceSelector, "namespace-selector", "", "Only roll workloads in namespaces whose labels match: comma-separated k=v, k:v (legacy), or k=* (label exists).")
+	fs.StringVar(&r.resourceSelector, "resource-label-selector", "", "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
+	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
+	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload kinds never rolled: deployments, statefulsets, daemonsets (jobs and cronjobs are accepted and never rolled anyway).")
+
+	fs.BoolVar(&o.AutoReloadAll, "auto-reload-all", false, "Treat every workload as annotated auto=\"true\", unless it says \"false\".")
+	fs.BoolVar(&o.ReloadOnCreate, "reload-on-create", false, "Roll workloads when an object they track is created.")
+	fs.BoolVar(&o.ReloadOnDelete, "reload-on-delete", false, "Roll workloads when an object they track is deleted.")
+
+	fs.StringVar(&k.Auto, "auto-annotation", k.Auto, "Annotation that tracks every referenced ConfigMap and Secret.")
+	fs.StringVar(&k.ConfigMapAuto, "configmap-auto-annotation", k.ConfigMapAuto, "Annotation that tracks every referenced ConfigMap.")
+	fs.StringVar(&k.SecretAuto, "secret-auto-annotation", k.SecretAuto, "Annotation that tracks every referenced Secret.")
+	fs.StringVar(&k.Search, "auto-search-annotation", k.Search, "Annotation on a workload that tracks referenced objects carrying the match annotation.")
+	fs.StringVar(&k.Match, "search-match-annotation", k.Match, "Annotation on a ConfigMap or Secret that makes searching workloads track it.")
+	fs.StringVar(&k.ConfigMapReload, "configmap-annotation", k.ConfigMapReload, "Annotation listing ConfigMap names (anchored regular expressions) that trigger a workload.")
+	fs.StringVar(&k.SecretReload, "secret-annotation", k.SecretReload, "Annotation listing Secret names (anchored regular expressions) that trigger a workload.")
+	fs.StringVar(&k.Ignore, "ignore-annotation", k.Ignore, "Annotation on a ConfigMap or Secret that stops it triggering anything.")
+
+	fs.StringVar(&o.LogFormat, "log-format", "json", "Log format: json or text.")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "Log level: trace, debug, info, warning or error.")
+
+	fs.BoolVar(&o.EnableHA, "enable-ha", false, "Run several replicas with leader election; only the leader rolls workloads.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "ripple-leader", "Name of the Lease used for leader election.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Defaults to ripple's own namespace.")
+	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before taking over a lease that is not renewed.")
+	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down.")
+	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election is attempted.")
+
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":9090", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", 100, "Steady queries per second to the API server.")
+	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
+	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
+	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
+	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", "", "namespace/name of a Secret whose data key \"key\" keys the digests ripple writes. Empty uses an empty key, which lets anyone who can read workloads test guesses of a Secret value.")
+}
+
+// Options validates the parsed flags and returns the configuration.
+func (p *Parser) Options() (Options, error) {
+	o, r := p.opts, p.raw
+	var errs []error
+	fail := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
+
+	o.Namespaces = list(r.namespaces)
+	o.NamespacesToIgnore = list(r.namespacesToIgnore)
+	var err error
+	if o.NamespaceSelector, err = ParseSelector(r.namespaceSelector); err != nil {
+		fail("namespace-selector", err)
+	}
+	if o.ResourceSelector, err = ParseSelector(r.resourceSelector); err != nil {
+		fail("resource-label-selector", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(r.resourcesToIgnore)) {
+	case "":
+	case "configmaps":
+		o.IgnoreConfigMaps = true
+	case "secrets":
+		o.IgnoreSecrets = true
+	default:
+		fail("resources-to-ignore", fmt.Errorf("%q is not configMaps or secrets", r.resourcesToIgnore))
+	}
+	if o.IgnoredWorkloads, err = workloadTypes(r.ignoredWorkloadTypes); err != nil {
+		fail("ignored-workload-types", err)
+	}
+	errs = append(errs, o.validate()...)
+	return o, errors.Join(errs...)
+}
+
+func (o *Options) validate() []error {
+	var errs []error
+	fail := func(flag, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s: "+format, append([]any{flag}, args...)...))
+	}
+	if o.LogFormat != "json" && o.LogFormat != "text" {
+		fail("log-format", "%q is not json or text", o.LogFormat)
+	}
+	if _, ok := logLevels[strings.ToLower(o.LogLevel)]; !ok {
+		fail("log-level", "%q is not trace, debug, info, warning or error", o.LogLevel)
+	}
+	if o.Debounce < 0 {
+		fail("debounce", "%s is negative", o.Debounce)
+	}
+	if o.QPS <= 0 {
+		fail("kube-api-qps", "%v must be positive", o.QPS)
+	}
+	if o.Burst <= 0 {
+		fail("kube-api-burst", "%d must be positive", o.Burst)
+	}
+	if o.Workers <= 0 {
+		fail("workers", "%d must be positive", o.Workers)
+	}
+	if o.EnableHA && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
+		fail("leader-election-lease-duration", "lease duration (%s) must exceed the renew deadline (%s), which must exceed the retry period (%s)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+	}
+	if o.HMACKeySecret != "" && len(strings.Split(o.HMACKeySecret, "/")) != 2 {
+		fail("hmac-key-secret", "%q is not namespace/name", o.HMACKeySecret)
+	}
+	for flag, key := range o.keyFlags() {
+		if key == "" {
+			fail(flag, "must not be empty")
+		}
+	}
+	return errs
+}
+
+func (o *Options) keyFlags() map[string]string {
+	k := o.Keys
+	return map[string]string{
+		"auto-annotation": k.Auto, "configmap-auto-annotation": k.ConfigMapAuto,
+		"secret-auto-annotation": k.SecretAuto, "auto-search-annotation": k.Search,
+		"search-match-annotation": k.Match, "configmap-annotation": k.ConfigMapReload,
+		"secret-annotation": k.SecretReload, "ignore-annotation": k.Ignore,
+	}
+}
+
+// logLevels maps Reloader's level names to logr verbosity: V(1) is debug.
+var logLevels = map[string]int{"trace": 10, "debug": 1, "info": 0, "warning": -1, "warn": -1, "error": -2}
+
+// Verbosity returns the logr verbosity of --log-level: 0 for info, higher
+// for more detail, negative for warnings and errors only.
+func (o *Options) Verbosity() int { return logLevels[strings.ToLower(o.LogLevel)] }
+
+// Workloads returns the workload kinds that are not ignored.
+func (o *Options) Workloads() []workload.Kind {
+	var out []workload.Kind
+	for _, k := range workload.All {
+		if !o.IgnoredWorkloads[k.Plural] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func list(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func workloadTypes(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, t := range list(s) {
+		t = strings.ToLower(t)
+		if k, ok := workload.ByPlural(t); ok {
+			out[k.Plural] = true
+			continue
+		}
+		if t != "jobs" && t != "cronjobs" {
+			return nil, fmt.Errorf("%q is not deployments, statefulsets, daemonsets, jobs or cronjobs", t)
+		}
+	}
+	return out, nil
+}
+
+// ParseSelector parses Reloader's selector syntax: comma-separated terms,
+// each k=v, the legacy k:v, k=* for "label exists", or any term of the
+// Kubernetes label selector syntax. An empty string selects everything (nil).
+func ParseSelector(s string) (labels.Selector, error) {
+	terms := list(s)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	for i, t := range terms {
+		switch {
+		case strings.HasSuffix(t, "=*"):
+			terms[i] = strings.TrimSuffix(t, "=*")
+		case strings.Contains(t, ":") && !strings.ContainsAny(t, "=!() "):
+			terms[i] = strings.Replace(t, ":", "=", 1)
+		}
+	}
+	sel, err := labels.Parse(strings.Join(terms, ","))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a label selector: %w", s, err)
+	}
+	return sel, nil
+}

@@ -1,0 +1,113 @@
+package refs
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Kind is the kind of a config object ripple tracks.
+type Kind string
+
+// The kinds of config object ripple tracks.
+const (
+	ConfigMap Kind = "ConfigMap"
+	Secret    Kind = "Secret"
+)
+
+// Kinds lists every Kind, in a fixed order.
+var Kinds = []Kind{ConfigMap, Secret}
+
+// Ref names one ConfigMap or Secret in the pod's namespace.
+type Ref struct {
+	Kind Kind
+	Name string
+}
+
+// String renders the ref as kind/name, the form used in Events and logs.
+func (r Ref) String() string { return string(r.Kind) + "/" + r.Name }
+
+// Compare orders refs by kind, then name.
+func Compare(a, b Ref) int {
+	if a.Kind != b.Kind {
+		if a.Kind < b.Kind {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.Name < b.Name:
+		return -1
+	case a.Name > b.Name:
+		return 1
+	}
+	return 0
+}
+
+// FromPodSpec returns every ConfigMap and Secret the pod spec uses, sorted
+// and without duplicates.
+func FromPodSpec(spec *corev1.PodSpec) []Ref {
+	var out []Ref
+	add := func(kind Kind, name string) {
+		if name != "" {
+			out = append(out, Ref{Kind: kind, Name: name})
+		}
+	}
+	for i := range spec.Volumes {
+		fromVolume(&spec.Volumes[i], add)
+	}
+	for i := range spec.InitContainers {
+		fromEnv(spec.InitContainers[i].Env, spec.InitContainers[i].EnvFrom, add)
+	}
+	for i := range spec.Containers {
+		fromEnv(spec.Containers[i].Env, spec.Containers[i].EnvFrom, add)
+	}
+	for i := range spec.EphemeralContainers {
+		c := &spec.EphemeralContainers[i].EphemeralContainerCommon
+		fromEnv(c.Env, c.EnvFrom, add)
+	}
+	slices.SortFunc(out, Compare)
+	return slices.Compact(out)
+}
+
+func fromVolume(v *corev1.Volume, add func(Kind, string)) {
+	if v.ConfigMap != nil {
+		add(ConfigMap, v.ConfigMap.Name)
+	}
+	if v.Secret != nil {
+		add(Secret, v.Secret.SecretName)
+	}
+	if v.Projected == nil {
+		return
+	}
+	for _, s := range v.Projected.Sources {
+		if s.ConfigMap != nil {
+			add(ConfigMap, s.ConfigMap.Name)
+		}
+		if s.Secret != nil {
+			add(Secret, s.Secret.Name)
+		}
+	}
+}
+
+func fromEnv(env []corev1.EnvVar, envFrom []corev1.EnvFromSource, add func(Kind, string)) {
+	for _, e := range env {
+		if e.ValueFrom == nil {
+			continue
+		}
+		if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+			add(ConfigMap, r.Name)
+		}
+		if r := e.ValueFrom.SecretKeyRef; r != nil {
+			add(Secret, r.Name)
+		}
+	}
+	for _, e := range envFrom {
+		if e.ConfigMapRef != nil {
+			add(ConfigMap, e.ConfigMapRef.Name)
+		}
+		if e.SecretRef != nil {
+			add(Secret, e.SecretRef.Name)
+		}
+	}
+}

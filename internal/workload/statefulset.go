@@ -1,0 +1,11 @@
+package workload
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func init() {
+	register(newKind[appsv1.StatefulSet, appsv1.StatefulSetList]("StatefulSet", "statefulsets",
+		func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }))
+}
