@@ -16,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -69,6 +71,10 @@ func managerOptions(opts *options.Options) ctrl.Options {
 		LeaseDuration:                 &lease,
 		RenewDeadline:                 &renew,
 		RetryPeriod:                   &retry,
+		// Controller names are fixed, so the global uniqueness check only
+		// gets in the way of running several ripple instances in one
+		// process, as the test suites do.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 }
 
