@@ -1,0 +1,184 @@
+{{/* Names, labels and the decisions every template shares. */}}
+
+{{- define "ripple.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ripple.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "ripple.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ripple.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ripple.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "ripple.labels" -}}
+helm.sh/chart: {{ include "ripple.chart" . }}
+{{ include "ripple.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: controller
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "ripple.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ripple.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ripple.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when leader election is on: explicitly, or "auto" with several replicas. */}}
+{{- define "ripple.ha" -}}
+{{- $ha := .Values.highAvailability.enabled }}
+{{- if eq (toString $ha) "auto" }}
+{{- if gt (int .Values.replicas) 1 }}true{{ end }}
+{{- else if $ha }}true{{ end }}
+{{- end }}
+
+{{- define "ripple.leaseName" -}}
+{{- default (printf "%s-leader" (include "ripple.fullname" .)) .Values.highAvailability.leaderElection.id }}
+{{- end }}
+
+{{- define "ripple.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.highAvailability.leaderElection.namespace }}
+{{- end }}
+
+{{/* "true" when ripple ignores Secrets, or ConfigMaps (--resources-to-ignore is case-insensitive). */}}
+{{- define "ripple.ignoresSecrets" -}}
+{{- if eq (lower .Values.resourcesToIgnore) "secrets" }}true{{ end }}
+{{- end }}
+{{- define "ripple.ignoresConfigMaps" -}}
+{{- if eq (lower .Values.resourcesToIgnore) "configmaps" }}true{{ end }}
+{{- end }}
+
+{{/* The digest key Secret as namespace/name, or "" without one. */}}
+{{- define "ripple.digestKeySecret" -}}
+{{- if .Values.digestKey.create }}
+{{- printf "%s/%s-digest-key" .Release.Namespace (include "ripple.fullname" .) }}
+{{- else if .Values.digestKey.existingSecret }}
+{{- if contains "/" .Values.digestKey.existingSecret }}
+{{- .Values.digestKey.existingSecret }}
+{{- else }}
+{{- printf "%s/%s" .Release.Namespace .Values.digestKey.existingSecret }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Fails the render on combinations that cannot work. */}}
+{{- define "ripple.validate" -}}
+{{- if and .Values.watchNamespaces .Values.namespaceSelector }}
+{{- fail "namespaceSelector needs to list and watch Namespaces, a cluster-scoped right, and watchNamespaces grants none: use one or the other" }}
+{{- end }}
+{{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
+{{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
+{{- end }}
+{{- end }}
+
+{{/* The workload kinds that are not ignored, as API resource names. */}}
+{{- define "ripple.workloadResources" -}}
+{{- $ignored := list }}
+{{- range .Values.ignoredWorkloadTypes }}{{ $ignored = append $ignored (lower .) }}{{ end }}
+{{- $out := list }}
+{{- range list "deployments" "statefulsets" "daemonsets" }}
+{{- if not (has . $ignored) }}{{ $out = append $out . }}{{ end }}
+{{- end }}
+{{- toJson $out }}
+{{- end }}
+
+{{/*
+The rules ripple needs in every namespace it watches, following its flags:
+workloads it may roll, the config objects it watches, and Events it reports
+on workloads (events.k8s.io, plus the core API for older recorders).
+*/}}
+{{- define "ripple.watchRules" -}}
+{{- $workloads := include "ripple.workloadResources" . | fromJsonArray }}
+{{- if $workloads }}
+- apiGroups: ["apps"]
+  resources: {{ toJson $workloads }}
+  verbs: ["get", "list", "watch", "patch"]
+{{- end }}
+{{- $config := list }}
+{{- if not (include "ripple.ignoresConfigMaps" .) }}{{ $config = append $config "configmaps" }}{{ end }}
+{{- if not (include "ripple.ignoresSecrets" .) }}{{ $config = append $config "secrets" }}{{ end }}
+- apiGroups: [""]
+  resources: {{ toJson $config }}
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["", "events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end }}
+
+{{/* ripple's command line, from the values. */}}
+{{- define "ripple.args" -}}
+{{- $v := .Values }}
+{{- $args := list }}
+{{- with $v.kubeconfig }}{{ $args = append $args (printf "--kubeconfig=%s" .) }}{{ end }}
+{{- with $v.watchNamespaces }}{{ $args = append $args (printf "--namespaces=%s" (join "," .)) }}{{ end }}
+{{- with $v.namespacesToIgnore }}{{ $args = append $args (printf "--namespaces-to-ignore=%s" (join "," .)) }}{{ end }}
+{{- with $v.namespaceSelector }}{{ $args = append $args (printf "--namespace-selector=%s" .) }}{{ end }}
+{{- with $v.resourceLabelSelector }}{{ $args = append $args (printf "--resource-label-selector=%s" .) }}{{ end }}
+{{- with $v.resourcesToIgnore }}{{ $args = append $args (printf "--resources-to-ignore=%s" .) }}{{ end }}
+{{- with $v.ignoredWorkloadTypes }}{{ $args = append $args (printf "--ignored-workload-types=%s" (join "," .)) }}{{ end }}
+{{- if $v.autoReloadAll }}{{ $args = append $args "--auto-reload-all" }}{{ end }}
+{{- if $v.reloadOnCreate }}{{ $args = append $args "--reload-on-create" }}{{ end }}
+{{- if $v.reloadOnDelete }}{{ $args = append $args "--reload-on-delete" }}{{ end }}
+{{- $args = append $args (printf "--debounce=%s" $v.debounce) }}
+{{- $a := $v.annotations }}
+{{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
+{{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}
+{{- with $a.secretAuto }}{{ $args = append $args (printf "--secret-auto-annotation=%s" .) }}{{ end }}
+{{- with $a.autoSearch }}{{ $args = append $args (printf "--auto-search-annotation=%s" .) }}{{ end }}
+{{- with $a.searchMatch }}{{ $args = append $args (printf "--search-match-annotation=%s" .) }}{{ end }}
+{{- with $a.configmap }}{{ $args = append $args (printf "--configmap-annotation=%s" .) }}{{ end }}
+{{- with $a.secret }}{{ $args = append $args (printf "--secret-annotation=%s" .) }}{{ end }}
+{{- with $a.ignore }}{{ $args = append $args (printf "--ignore-annotation=%s" .) }}{{ end }}
+{{- with include "ripple.digestKeySecret" . }}{{ $args = append $args (printf "--hmac-key-secret=%s" .) }}{{ end }}
+{{- if include "ripple.ha" . }}
+{{- $le := $v.highAvailability.leaderElection }}
+{{- $args = append $args "--enable-ha" }}
+{{- $args = append $args (printf "--leader-election-id=%s" (include "ripple.leaseName" .)) }}
+{{- $args = append $args (printf "--leader-election-namespace=%s" (default "$(POD_NAMESPACE)" $le.namespace)) }}
+{{- $args = append $args (printf "--leader-election-lease-duration=%s" $le.leaseDuration) }}
+{{- $args = append $args (printf "--leader-election-renew-deadline=%s" $le.renewDeadline) }}
+{{- $args = append $args (printf "--leader-election-retry-period=%s" $le.retryPeriod) }}
+{{- end }}
+{{- $args = append $args (printf "--log-format=%s" $v.logFormat) }}
+{{- $args = append $args (printf "--log-level=%s" $v.logLevel) }}
+{{- $args = append $args (printf "--workers=%d" (int $v.workers)) }}
+{{- $args = append $args (printf "--kube-api-qps=%v" $v.kubeAPI.qps) }}
+{{- $args = append $args (printf "--kube-api-burst=%d" (int $v.kubeAPI.burst)) }}
+{{- if $v.metrics.enabled }}
+{{- $args = append $args (printf "--metrics-bind-address=:%d" (int $v.metrics.port)) }}
+{{- else }}
+{{- $args = append $args "--metrics-bind-address=0" }}
+{{- end }}
+{{- $args = append $args (printf "--health-probe-bind-address=:%d" (int $v.health.port)) }}
+{{- range $v.extraArgs }}{{ $args = append $args . }}{{ end }}
+{{- toYaml $args }}
+{{- end }}
