@@ -276,4 +276,3 @@ func short(digest string) string {
 	}
 	return digest
 }
-
