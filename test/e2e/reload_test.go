@@ -47,9 +47,9 @@ var references = []reference{
 
 // rollable is one workload kind as the e2e specs drive it.
 type rollable struct {
-	kind     string
-	create   func(ctx context.Context, ns, name string, tmpl corev1.PodTemplateSpec)
-	get      func(ctx context.Context, ns, name string) (metav1.Object, *corev1.PodTemplateSpec, error)
+	kind   string
+	create func(ctx context.Context, ns, name string, tmpl corev1.PodTemplateSpec)
+	get    func(ctx context.Context, ns, name string) (metav1.Object, *corev1.PodTemplateSpec, error)
 }
 
 var rollables = []rollable{
