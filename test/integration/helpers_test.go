@@ -37,22 +37,42 @@ type rippleInstance struct {
 // stops it when the spec ends.
 func startRipple(args ...string) *rippleInstance {
 	GinkgoHelper()
+	r, err := tryStartRipple(args...)
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
+
+// startRippleErr returns the error that keeps ripple from starting.
+func startRippleErr(args ...string) error {
+	GinkgoHelper()
+	_, err := tryStartRipple(args...)
+	return err
+}
+
+func tryStartRipple(args ...string) (*rippleInstance, error) {
 	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
 	parser := options.NewParser(fs)
 	defaults := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--debounce=0"}
-	Expect(fs.Parse(append(defaults, args...))).To(Succeed())
+	if err := fs.Parse(append(defaults, args...)); err != nil {
+		return nil, err
+	}
 	opts, err := parser.Options()
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(suiteCtx)
 	mgr, err := manager.New(ctx, restConfig, &opts)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	r := &rippleInstance{cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		defer GinkgoRecover()
 		r.done <- mgr.Start(ctx)
 	}()
 	DeferCleanup(r.stop)
-	return r
+	return r, nil
 }
 
 func (r *rippleInstance) stop() {

@@ -1,0 +1,95 @@
+package integration
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ripple-controller/ripple/internal/digest"
+)
+
+var _ = Describe("The digest key", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	keySecret := func(name, key string) string {
+		GinkgoHelper()
+		Expect(k8s.Create(suiteCtx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Data:       map[string][]byte{"key": []byte(key)},
+		})).To(Succeed())
+		return ns + "/" + name
+	}
+
+	It("writes a digest that only the key's holder can compute from the config", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"password": "hunter2"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		startRipple("--hmac-key-secret=" + keySecret("ripple-key", strings.Repeat("k", 32)))
+		before := recorded(dep)
+
+		setData(cm, "password", "hunter3")
+		after := expectRolledOnce(dep, before)
+
+		guess := digest.ConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"password": "hunter3"}})
+		entries := []digest.Entry{{Kind: "ConfigMap", Name: "cfg", Sum: guess}}
+		Expect(after.Digest).NotTo(Equal(digest.NewKeyed(nil).Workload(entries)), "an unkeyed guess does not match")
+		Expect(after.Digest).To(Equal(digest.NewKeyed([]byte(strings.Repeat("k", 32))).Workload(entries)))
+		Expect(after.Recorded).NotTo(ContainSubstring(guess.String()))
+	})
+
+	It("re-records instead of rolling when the key changes, and rolls on the next change", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		first := startRipple("--hmac-key-secret=" + keySecret("key-a", strings.Repeat("a", 32)))
+		before := recorded(dep)
+		first.stop()
+
+		startRipple("--hmac-key-secret=" + keySecret("key-b", strings.Repeat("b", 32)))
+		Eventually(func() string { return stateOf(dep).Recorded }, "20s").ShouldNot(Equal(before.Recorded))
+		expectNoRollout(dep, before)
+
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, withRollouts(dep, stateOf(dep)))
+	})
+
+	It("refuses to start with a key Secret that is missing or too short, naming the flag", func() {
+		for _, secret := range []string{ns + "/missing", keySecret("short", "abc")} {
+			err := startRippleErr("--hmac-key-secret=" + secret)
+			Expect(err).To(MatchError(ContainSubstring("--hmac-key-secret")))
+		}
+	})
+})
+
+var _ = Describe("Another writer", func() {
+	It("keeps the change another writer makes to the pod template at the moment ripple rolls", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "0"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		startRipple()
+		recorded(dep)
+
+		for i := 1; i <= 10; i++ {
+			value := string(rune('0' + i))
+			done := make(chan struct{})
+			go func() {
+				defer GinkgoRecover()
+				defer close(done)
+				update(dep, func(d *appsv1.Deployment) {
+					d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "REVISION", Value: value}}
+				})
+			}()
+			setData(cm, "k", value)
+			<-done
+			Eventually(func(g Gomega) {
+				s := stateOf(dep)
+				g.Expect(s.Template.Spec.Containers[0].Env).To(ConsistOf(corev1.EnvVar{Name: "REVISION", Value: value}))
+				g.Expect(s.Recorded).NotTo(BeEmpty())
+			}, "10s").Should(Succeed())
+		}
+		Expect(stateOf(dep).Digest).NotTo(BeEmpty())
+	})
+})
