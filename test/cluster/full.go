@@ -279,9 +279,9 @@ func (c *Cluster) childEnv() []string {
 	return append(env, "HOME="+c.path("home"))
 }
 
-// processes lists the components in the order they start: each depends only
+// Processes lists the components in the order they start: each depends only
 // on those before it.
-func (c *Cluster) processes() []*Process {
+func (c *Cluster) Processes() []*Process {
 	return []*Process{c.Etcd, c.APIServer, c.ControllerManager, c.Scheduler, c.Kwok}
 }
 
@@ -290,7 +290,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}
-	for _, p := range c.processes() {
+	for _, p := range c.Processes() {
 		if p == c.Kwok {
 			if err := c.createNodes(ctx, client); err != nil {
 				return err
@@ -395,7 +395,7 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	var errs []error
-	procs := c.processes()
+	procs := c.Processes()
 	for i := len(procs) - 1; i >= 0; i-- {
 		if procs[i] == nil {
 			continue
