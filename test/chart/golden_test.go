@@ -1,0 +1,253 @@
+package chart
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ripple-controller/ripple/internal/options"
+)
+
+// The release name and namespace of every offline render.
+const (
+	goldenRelease   = "ripple"
+	goldenNamespace = "ripple-system"
+)
+
+// chartCases name the values files testdata/<case>.values.yaml, each
+// rendered into testdata/<case>.golden.yaml and installed by install_test.go.
+var chartCases = []string{"default", "namespaced", "ha", "secrets-ignored"}
+
+func valuesFile(c string) string { return filepath.Join("testdata", c+".values.yaml") }
+
+// render runs `helm template` for the golden release with the values of
+// case c and any further helm flags, and parses the result.
+func render(c string, flags ...string) (string, objects) {
+	ctx, cancel := testCtx()
+	defer cancel()
+	args := append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace, "-f", valuesFile(c)}, flags...)
+	out, err := helm.run(ctx, args...)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	objs, err := parseManifest(out)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return out, objs
+}
+
+// parseArgs runs the rendered ripple arguments through ripple's own parser.
+func parseArgs(args []string) (options.Options, *pflag.FlagSet) {
+	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+	p := options.NewParser(fs)
+	ExpectWithOffset(1, fs.Parse(args)).To(Succeed())
+	opts, err := p.Options()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return opts, fs
+}
+
+var _ = Describe("The chart, rendered offline", Label("chart"), func() {
+	It("passes helm lint --strict with the values of every case", func(ctx SpecContext) {
+		for _, c := range chartCases {
+			_, err := helm.run(ctx, "lint", "--strict", chartDir, "--namespace", goldenNamespace, "-f", valuesFile(c))
+			Expect(err).NotTo(HaveOccurred(), "case %s", c)
+		}
+	})
+
+	DescribeTable("renders as its golden file", func(c string) {
+		out, _ := render(c)
+		masked, err := maskKey(out)
+		Expect(err).NotTo(HaveOccurred())
+		golden := filepath.Join("testdata", c+".golden.yaml")
+		if *update {
+			Expect(os.WriteFile(golden, []byte(masked), 0o644)).To(Succeed())
+			return
+		}
+		want, err := os.ReadFile(golden)
+		Expect(err).NotTo(HaveOccurred(), "run `go test ./test/chart -update` to create it")
+		Expect(masked).To(Equal(string(want)), "the render differs from %s (regenerate with `go test ./test/chart -update` if intended):\n%s", golden, diffLines(string(want), masked))
+	},
+		Entry("default", "default"),
+		Entry("namespaced", "namespaced"),
+		Entry("HA", "ha"),
+		Entry("secrets ignored", "secrets-ignored"),
+	)
+
+	It("runs ripple locked down, probed on its health port, with a per-installation key", func() {
+		_, objs := render("default")
+		d := deploymentOf(objs)
+		pod := d.Spec.Template.Spec
+		Expect(pod.Containers).To(HaveLen(1))
+		c := pod.Containers[0]
+		sc := c.SecurityContext
+		Expect(*sc.RunAsNonRoot).To(BeTrue())
+		Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
+		Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
+		Expect(sc.Capabilities.Drop).To(Equal([]corev1.Capability{"ALL"}))
+		Expect(sc.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+		Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+		Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+
+		opts, _ := parseArgs(c.Args)
+		Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+		Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+		for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+			Expect(p.HTTPGet.Port).To(Equal(intstr.FromString("health")))
+		}
+		ports := map[string]int32{}
+		for _, p := range c.Ports {
+			ports[p.Name] = p.ContainerPort
+		}
+		Expect(opts.ProbeAddr).To(Equal(":8081"))
+		Expect(opts.MetricsAddr).To(Equal(":9090"))
+		Expect(ports).To(Equal(map[string]int32{"health": 8081, "metrics": 9090}))
+		svc := into[corev1.Service](objs.find("Service", goldenNamespace, "ripple-metrics"))
+		Expect(svc.Spec.Ports[0].TargetPort).To(Equal(intstr.FromString("metrics")))
+		Expect(svc.Spec.Selector).To(Equal(d.Spec.Selector.MatchLabels))
+		Expect(objs.ofKind("ServiceMonitor")).To(BeEmpty())
+
+		Expect(opts.HMACKeySecret).To(Equal(goldenNamespace + "/ripple-digest-key"))
+		Expect(objs.find("Secret", goldenNamespace, "ripple-digest-key")).NotTo(BeNil())
+		Expect(objs.rules()["Role "+goldenNamespace+"/ripple-digest-key"]).To(Equal([]rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"ripple-digest-key"}, Verbs: []string{"get"},
+		}}))
+
+		Expect(opts.EnableHA).To(BeFalse())
+		Expect(objs.ofKind("PodDisruptionBudget")).To(BeEmpty())
+		Expect(objs.ofKind("Lease")).To(BeEmpty())
+	})
+
+	It("grants workloads get/list/watch/patch only, config read, Events, cluster-wide", func() {
+		_, objs := render("default")
+		Expect(objs.ofKind("Role")).To(HaveLen(1), "only the digest key Role")
+		Expect(objs.rules()["ClusterRole ripple"]).To(Equal([]rbacv1.PolicyRule{
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		}))
+		crb := into[rbacv1.ClusterRoleBinding](objs.find("ClusterRoleBinding", "", "ripple"))
+		Expect(crb.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "ripple", Namespace: goldenNamespace}}))
+	})
+
+	It("lists and watches Namespaces only with a namespace selector", func() {
+		_, objs := render("default", "--set", "namespaceSelector=team=payments")
+		ok, names := grants(objs.rules()["ClusterRole ripple"], "", "namespaces", "watch")
+		Expect(ok).To(BeTrue())
+		Expect(names).To(BeNil())
+		_, objs = render("default")
+		for who, rules := range objs.rules() {
+			ok, _ := grants(rules, "", "namespaces", "list")
+			Expect(ok).To(BeFalse(), who)
+		}
+	})
+
+	It("drops the rights of ignored workload kinds and ConfigMaps", func() {
+		_, objs := render("default", "--set", "ignoredWorkloadTypes={daemonsets,jobs}", "--set", "resourcesToIgnore=configMaps")
+		rules := objs.rules()["ClusterRole ripple"]
+		Expect(rules[0].Resources).To(Equal([]string{"deployments", "statefulsets"}))
+		Expect(rules[1].Resources).To(Equal([]string{"secrets"}))
+	})
+
+	It("in the namespaced scope, grants a Role in each listed namespace and nothing cluster-scoped", func() {
+		_, objs := render("namespaced")
+		Expect(objs.ofKind("ClusterRole")).To(BeEmpty())
+		Expect(objs.ofKind("ClusterRoleBinding")).To(BeEmpty())
+		for _, u := range objs {
+			Expect(u.GetNamespace()).NotTo(BeEmpty(), "%s %s is cluster-scoped", u.GetKind(), u.GetName())
+		}
+		rules := objs.rules()
+		for _, ns := range []string{"team-a", "team-b"} {
+			Expect(rules).To(HaveKey("Role " + ns + "/ripple"))
+			rb := into[rbacv1.RoleBinding](objs.find("RoleBinding", ns, "ripple"))
+			Expect(rb.RoleRef.Name).To(Equal("ripple"))
+			Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "ripple", Namespace: goldenNamespace}}))
+		}
+		opts, _ := parseArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0].Args)
+		Expect(opts.Namespaces).To(Equal([]string{"team-a", "team-b"}))
+	})
+
+	It("with two replicas, elects a leader in the pod's namespace and keeps one pod up", func() {
+		_, objs := render("ha")
+		d := deploymentOf(objs)
+		Expect(*d.Spec.Replicas).To(BeEquivalentTo(2))
+		c := d.Spec.Template.Spec.Containers[0]
+		Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"},
+		}}))
+		opts, _ := parseArgs(expandArgs(c, goldenNamespace))
+		Expect(opts.EnableHA).To(BeTrue())
+		Expect(opts.LeaderElectionNamespace).To(Equal(goldenNamespace))
+		Expect(opts.LeaderElectionID).To(Equal("ripple-leader"))
+		rules := objs.rules()["Role "+goldenNamespace+"/ripple-leader-election"]
+		ok, names := grants(rules, "coordination.k8s.io", "leases", "update")
+		Expect(ok).To(BeTrue())
+		Expect(names).To(Equal([]string{"ripple-leader"}))
+		pdb := into[policyv1.PodDisruptionBudget](objs.find("PodDisruptionBudget", goldenNamespace, "ripple"))
+		Expect(pdb.Spec.MinAvailable.IntValue()).To(Equal(1))
+		Expect(pdb.Spec.Selector.MatchLabels).To(Equal(d.Spec.Selector.MatchLabels))
+	})
+
+	It("with Secrets ignored, grants no right on Secrets but get on the digest key", func() {
+		_, objs := render("secrets-ignored")
+		for who, rules := range objs.rules() {
+			for _, verb := range []string{"get", "list", "watch"} {
+				ok, names := grants(rules, "", "secrets", verb)
+				if ok {
+					Expect(names).To(Equal([]string{"ripple-digest-key"}), "%s may %s Secrets", who, verb)
+				}
+			}
+		}
+		opts, _ := parseArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0].Args)
+		Expect(opts.IgnoreSecrets).To(BeTrue())
+	})
+
+	It("has a value for every flag of ripple", func() {
+		seen := map[string]bool{}
+		collect := func(flags ...string) options.Options {
+			_, objs := render("default", append([]string{"-f", filepath.Join("testdata", "all-flags.values.yaml")}, flags...)...)
+			opts, fs := parseArgs(expandArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0], goldenNamespace))
+			fs.Visit(func(f *pflag.Flag) { seen[f.Name] = true })
+			return opts
+		}
+		opts := collect()
+		Expect(opts.NamespaceSelector.String()).To(Equal("team=payments"))
+		Expect(opts.ResourceSelector.String()).To(Equal("reload=true"))
+		Expect(opts.Keys.Auto).To(Equal("example.com/auto"))
+		Expect(opts.Keys.Ignore).To(Equal("example.com/ignore"))
+		Expect(opts.HMACKeySecret).To(Equal("keys/ripple-key"))
+		Expect(opts.LeaderElectionNamespace).To(Equal("leases"))
+		Expect(opts.Debounce.String()).To(Equal("3s"))
+		Expect(opts.QPS).To(BeEquivalentTo(25.5))
+		collect("--set", "namespaceSelector=", "--set", "watchNamespaces={a,b}")
+
+		var missing []string
+		fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+		options.NewParser(fs)
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !seen[f.Name] {
+				missing = append(missing, f.Name)
+			}
+		})
+		Expect(missing).To(BeEmpty(), "flags no value of the chart sets")
+	})
+
+	It("refuses values that cannot work", func(ctx SpecContext) {
+		for _, bad := range [][]string{
+			{"--set", "watchNamespaces={a}", "--set", "namespaceSelector=x=y"},
+			{"--set", "replicas=2", "--set", "highAvailability.enabled=false"},
+			{"--set", "resourcesToIgnore=pods"},
+			{"--set", "ignoredWorkloadTypes={pods}"},
+			{"--set", "debounce=soon"},
+			{"--set", "logFormat=xml"},
+			{"--set", "noSuchValue=1"},
+		} {
+			_, err := helm.run(ctx, append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace}, bad...)...)
+			Expect(err).To(HaveOccurred(), strings.Join(bad, " "))
+		}
+	})
+})

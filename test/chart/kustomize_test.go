@@ -1,0 +1,103 @@
+package chart
+
+import (
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// kustomize builds a kustomization under config/ as `kubectl kustomize` does.
+func kustomize(dir string) objects {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", dir))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	out, err := res.AsYaml()
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	objs, err := parseManifest(string(out))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return objs
+}
+
+var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
+	var base, chart objects
+	BeforeAll(func() {
+		base = kustomize("default")
+		_, chart = render("default")
+	})
+
+	It("hold the chart's default objects, but the generated key and plus the Namespace", func() {
+		var want []string
+		for _, id := range chart.ids() {
+			if id != "Secret/"+goldenNamespace+"/ripple-digest-key" {
+				want = append(want, id)
+			}
+		}
+		want = append(want, "Namespace//"+goldenNamespace)
+		Expect(base.ids()).To(ConsistOf(want))
+	})
+
+	It("grant exactly the chart's default rights", func() {
+		Expect(base.rules()).To(Equal(chart.rules()))
+		for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+			for _, u := range chart.ofKind(kind) {
+				b := base.find(kind, u.GetNamespace(), u.GetName())
+				Expect(b).NotTo(BeNil())
+				Expect(b.Object["roleRef"]).To(Equal(u.Object["roleRef"]))
+				Expect(b.Object["subjects"]).To(Equal(u.Object["subjects"]))
+			}
+		}
+	})
+
+	It("run ripple as the chart does by default", func() {
+		k, c := deploymentOf(base), deploymentOf(chart)
+		Expect(k.Spec.Replicas).To(Equal(c.Spec.Replicas))
+		Expect(k.Spec.Selector).To(Equal(c.Spec.Selector))
+		// Only the chart's own labels differ; the pod spec is the same, with
+		// the arguments as the container sees them.
+		kp, cp := k.Spec.Template.Spec.DeepCopy(), c.Spec.Template.Spec.DeepCopy()
+		kp.Containers[0].Args = expandArgs(kp.Containers[0], k.Namespace)
+		cp.Containers[0].Args = expandArgs(cp.Containers[0], c.Namespace)
+		Expect(apiequality.Semantic.DeepEqual(kp, cp)).To(BeTrue(), "pod specs differ:\nkustomize: %+v\nchart:     %+v", kp, cp)
+		Expect(k.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "ripple"))
+
+		ks := into[corev1.Service](base.find("Service", goldenNamespace, "ripple-metrics"))
+		cs := into[corev1.Service](chart.find("Service", goldenNamespace, "ripple-metrics"))
+		Expect(ks.Spec).To(Equal(cs.Spec))
+	})
+
+	It("apply to an API server, and ripple does its job with their rights", func(ctx SpecContext) {
+		for _, u := range base {
+			Expect(k8s.Create(ctx, u.DeepCopy())).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
+		}
+		DeferCleanup(func(ctx SpecContext) {
+			for _, u := range base {
+				if u.GetKind() != "Namespace" {
+					Expect(client.IgnoreNotFound(k8s.Delete(ctx, u.DeepCopy()))).To(Succeed())
+				}
+			}
+		})
+		// The key the chart would generate, made by hand as the
+		// kustomization's comment says.
+		key := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: goldenNamespace, Name: "ripple-digest-key"},
+			Data:       map[string][]byte{"key": []byte("0123456789abcdef0123456789abcdef")},
+		}
+		Expect(k8s.Create(ctx, key)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, key)).To(Succeed()) })
+
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: goldenNamespace, Name: "ripple"}, d)).To(Succeed())
+		sa := serviceAccount(ctx, goldenNamespace, d.Spec.Template.Spec.ServiceAccountName)
+		startRipple(sa.config, expandArgs(d.Spec.Template.Spec.Containers[0], goldenNamespace))
+		createNamespaces(ctx, "apps-kustomize")
+		newApp(ctx, "apps-kustomize", "web").expectRolls(ctx)
+	})
+})
