@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -57,8 +56,11 @@ func (h *configHandler) enqueue(ctx context.Context, obj client.Object, q queue)
 			continue
 		}
 		_ = meta.EachListItem(list, func(o runtime.Object) error {
-			w := o.(client.Object)
-			req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.GetNamespace(), Name: w.GetName()}}
+			w, ok := o.(client.Object)
+			if !ok {
+				return nil
+			}
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}
 			h.seen.add(req, now)
 			if h.debounce > 0 {
 				q.AddAfter(req, h.debounce)

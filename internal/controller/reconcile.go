@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -232,8 +231,7 @@ func (r *Reconciler) namespaceSelected(ctx context.Context, namespace string) (b
 	if r.Opts.NamespaceSelector == nil {
 		return true, nil
 	}
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	ns := namespaceObject()
 	if err := r.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}

@@ -3,8 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,7 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
@@ -53,7 +62,50 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 		h := &configHandler{kind: ck, workload: kind, reader: mgr.GetClient(), debounce: opts.Debounce, seen: seen}
 		b = b.Watches(newConfigObject(ck), h, builder.WithPredicates(inScope, configChanged(opts.Keys)))
 	}
+	if opts.NamespaceSelector != nil {
+		b = b.WatchesMetadata(namespaceObject(), handler.EnqueueRequestsFromMapFunc(workloadsIn(mgr.GetClient(), kind)),
+			builder.WithPredicates(relabelled()))
+	}
 	return b.Complete(r)
+}
+
+func namespaceObject() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
+}
+
+// workloadsIn maps a namespace to its workloads of one kind, so that a
+// namespace that starts matching --namespace-selector converges at once.
+func workloadsIn(reader client.Reader, kind workload.Kind) handler.MapFunc {
+	return func(ctx context.Context, ns client.Object) []reconcile.Request {
+		list := kind.NewList()
+		if err := reader.List(ctx, list, client.InNamespace(ns.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+			logf.FromContext(ctx).Error(err, "Cannot list cached workloads", "namespace", ns.GetName())
+			return nil
+		}
+		var out []reconcile.Request
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			if w, ok := o.(client.Object); ok {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+			}
+			return nil
+		})
+		return out
+	}
+}
+
+// relabelled passes only label changes of existing namespaces: at start,
+// every workload is queued by its own create event anyway.
+func relabelled() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+		},
+	}
 }
 
 // interesting drops events of workloads that neither opted in, nor were

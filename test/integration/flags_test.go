@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -269,3 +270,23 @@ func httpGet(url string) func() string {
 		return fmt.Sprintf("%d %s", resp.StatusCode, body)
 	}
 }
+
+var _ = Describe("A namespace relabelled to match --namespace-selector", func() {
+	It("converges its workloads at once: a change made while it did not match rolls them", func() {
+		ns := newNamespace(map[string]string{"ripple-team": "b"})
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		first := startRipple()
+		before := recorded(dep)
+		first.stop()
+		startRipple("--namespace-selector=ripple-team=a")
+		setData(cm, "k", "2")
+		expectNoRollout(dep, before)
+
+		update(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(n *corev1.Namespace) {
+			n.Labels["ripple-team"] = "a"
+		})
+
+		expectRolledOnce(dep, before)
+	})
+})

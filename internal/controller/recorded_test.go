@@ -1,0 +1,171 @@
+package controller
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+func cmRef(name string) refs.Ref     { return refs.Ref{Kind: refs.ConfigMap, Name: name} }
+func secretRef(name string) refs.Ref { return refs.Ref{Kind: refs.Secret, Name: name} }
+
+func TestRecord_EncodeIsSortedAndStable(t *testing.T) {
+	r := record{keyID: "k1", at: 1700000000, objects: map[refs.Ref]string{
+		secretRef("db"):  "33",
+		cmRef("web"):     "22",
+		cmRef("app"):     "11",
+		secretRef("api"): "44",
+	}}
+	want := "key=k1;at=1700000000;ConfigMap/app=11;ConfigMap/web=22;Secret/api=44;Secret/db=33"
+	if got := r.encode(); got != want {
+		t.Errorf("encode = %q\nwant     %q", got, want)
+	}
+	if got := (record{keyID: "k1", at: 5}).encode(); got != "key=k1;at=5" {
+		t.Errorf("encode of an empty record = %q", got)
+	}
+}
+
+func TestRecord_RoundTrip(t *testing.T) {
+	cases := []record{
+		{keyID: "abcd1234", at: 0, objects: map[refs.Ref]string{}},
+		{keyID: "abcd1234", at: 1700000000, objects: map[refs.Ref]string{cmRef("a"): "0011223344556677"}},
+		{keyID: "k", at: -5, objects: map[refs.Ref]string{
+			cmRef("a.b-c"): "x", secretRef("a.b-c"): "y", secretRef("z"): "",
+		}},
+		// A value may itself contain '=': only the first one splits.
+		{keyID: "k", at: 1, objects: map[refs.Ref]string{cmRef("a"): "b=c"}},
+	}
+	for _, want := range cases {
+		s := want.encode()
+		got, err := decodeRecord(s)
+		if err != nil {
+			t.Errorf("decodeRecord(%q): %v", s, err)
+			continue
+		}
+		if got.keyID != want.keyID || got.at != want.at || !maps.Equal(got.objects, want.objects) {
+			t.Errorf("decodeRecord(%q) = %+v, want %+v", s, got, want)
+		}
+		if got.encode() != s {
+			t.Errorf("re-encoding gave %q, want %q", got.encode(), s)
+		}
+	}
+}
+
+func TestDecodeRecord_RejectsGarbage(t *testing.T) {
+	cases := []struct {
+		name, in, errPart string
+	}{
+		{"empty", "", "no '='"},
+		{"no equals", "x", "no '='"},
+		{"missing key", "at=5;ConfigMap/a=1", "out of place"},
+		{"empty key", "key=;at=5", "no key entry"},
+		{"key only once", "key=a;key=b", "out of place"},
+		{"at not a number", "key=k;at=yesterday", "yesterday"},
+		{"at empty", "key=k;at=", "at="},
+		{"at overflows", "key=k;at=99999999999999999999", "out of range"},
+		{"at out of place", "key=k;ConfigMap/a=1;at=5", "out of place"},
+		{"at missing", "key=k;ConfigMap/a=1", "out of place"},
+		{"bad kind", "key=k;at=5;Deployment/a=1", "does not name"},
+		{"kind is case-sensitive", "key=k;at=5;configmap/a=1", "does not name"},
+		{"no slash", "key=k;at=5;ConfigMap=1", "does not name"},
+		{"empty name", "key=k;at=5;Secret/=1", "does not name"},
+		{"entry without equals", "key=k;at=5;Secret/a", "no '='"},
+		{"trailing separator", "key=k;at=5;", "no '='"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := decodeRecord(c.in)
+			if err == nil {
+				t.Fatalf("decodeRecord(%q) = %+v, want an error", c.in, r)
+			}
+			if !strings.Contains(err.Error(), c.errPart) {
+				t.Errorf("error %q does not contain %q", err, c.errPart)
+			}
+			if r.keyID != "" || r.objects != nil {
+				t.Errorf("a failed decode returned a partial record %+v", r)
+			}
+		})
+	}
+}
+
+func TestDiff(t *testing.T) {
+	const at = 1000
+	rec := record{keyID: "k", at: at, objects: map[refs.Ref]string{
+		cmRef("same"):        "s1",
+		cmRef("edited"):      "e1",
+		secretRef("deleted"): "d1",
+		cmRef("untracked"):   "u1",
+	}}
+	now := map[refs.Ref]observed{
+		cmRef("same"):                {short: "s1", createdAt: 10},
+		cmRef("edited"):              {short: "e2", createdAt: 10},
+		secretRef("new"):             {short: "n1", createdAt: at + 1},
+		secretRef("new-same-second"): {short: "n2", createdAt: at},
+		cmRef("old-newly-tracked"):   {short: "o1", createdAt: at - 1},
+	}
+	stillThere := map[refs.Ref]bool{cmRef("untracked"): true}
+	var asked []refs.Ref
+	exists := func(r refs.Ref) bool {
+		asked = append(asked, r)
+		return stillThere[r]
+	}
+
+	got := diff(rec, now, exists)
+	want := map[refs.Ref]change{
+		cmRef("edited"):              changedData,
+		secretRef("deleted"):         deleted,
+		cmRef("untracked"):           untracked,
+		secretRef("new"):             created,
+		secretRef("new-same-second"): created,
+		cmRef("old-newly-tracked"):   newlyTracked,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("diff = %v\nwant   %v", got, want)
+	}
+	for _, r := range asked {
+		if _, inNow := now[r]; inNow {
+			t.Errorf("diff asked whether %v exists although it is tracked now", r)
+		}
+	}
+}
+
+func TestDiff_Cases(t *testing.T) {
+	never := func(refs.Ref) bool { return false }
+	always := func(refs.Ref) bool { return true }
+	rec := func(objs map[refs.Ref]string) record { return record{keyID: "k", at: 100, objects: objs} }
+	cases := []struct {
+		name   string
+		rec    record
+		now    map[refs.Ref]observed
+		exists func(refs.Ref) bool
+		want   map[refs.Ref]change
+	}{
+		{"nothing recorded, nothing tracked", rec(nil), nil, never, map[refs.Ref]change{}},
+		{"no change", rec(map[refs.Ref]string{cmRef("a"): "1", secretRef("a"): "2"}),
+			map[refs.Ref]observed{cmRef("a"): {short: "1"}, secretRef("a"): {short: "2", createdAt: 500}}, never, map[refs.Ref]change{}},
+		{"data changed", rec(map[refs.Ref]string{cmRef("a"): "1"}),
+			map[refs.Ref]observed{cmRef("a"): {short: "2"}}, never, map[refs.Ref]change{cmRef("a"): changedData}},
+		{"gone from the cluster is deleted", rec(map[refs.Ref]string{cmRef("a"): "1"}),
+			nil, never, map[refs.Ref]change{cmRef("a"): deleted}},
+		{"still in the cluster is untracked", rec(map[refs.Ref]string{cmRef("a"): "1"}),
+			nil, always, map[refs.Ref]change{cmRef("a"): untracked}},
+		{"same name, other kind is a different object", rec(map[refs.Ref]string{cmRef("a"): "1"}),
+			map[refs.Ref]observed{secretRef("a"): {short: "1", createdAt: 100}}, never,
+			map[refs.Ref]change{cmRef("a"): deleted, secretRef("a"): created}},
+		{"created after the record", rec(nil),
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 101}}, never, map[refs.Ref]change{cmRef("a"): created}},
+		{"created in the second of the record", rec(nil),
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 100}}, never, map[refs.Ref]change{cmRef("a"): created}},
+		{"older object newly tracked", rec(nil),
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 99}}, never, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := diff(c.rec, c.now, c.exists); !maps.Equal(got, c.want) {
+				t.Errorf("diff = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
