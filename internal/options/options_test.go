@@ -1,0 +1,322 @@
+package options
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// parse binds ripple's flags to a fresh flag set, parses args and validates.
+func parse(t *testing.T, args ...string) (Options, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+	p := NewParser(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("flag parsing of %v failed: %v", args, err)
+	}
+	return p.Options()
+}
+
+func mustParse(t *testing.T, args ...string) Options {
+	t.Helper()
+	o, err := parse(t, args...)
+	if err != nil {
+		t.Fatalf("Options(%v) = %v", args, err)
+	}
+	return o
+}
+
+func TestDefaults(t *testing.T) {
+	o := mustParse(t)
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"kubeconfig", o.Kubeconfig, ""},
+		{"namespaces", o.Namespaces, []string(nil)},
+		{"namespaces-to-ignore", o.NamespacesToIgnore, []string(nil)},
+		{"namespace-selector", o.NamespaceSelector, labels.Selector(nil)},
+		{"resource-label-selector", o.ResourceSelector, labels.Selector(nil)},
+		{"resources-to-ignore configmaps", o.IgnoreConfigMaps, false},
+		{"resources-to-ignore secrets", o.IgnoreSecrets, false},
+		{"ignored-workload-types", len(o.IgnoredWorkloads), 0},
+		{"auto-reload-all", o.AutoReloadAll, false},
+		{"reload-on-create", o.ReloadOnCreate, false},
+		{"reload-on-delete", o.ReloadOnDelete, false},
+		{"annotation names", o.Keys, annotations.DefaultKeys()},
+		{"log-format", o.LogFormat, "json"},
+		{"log-level", o.LogLevel, "info"},
+		{"enable-ha", o.EnableHA, false},
+		{"leader-election-id", o.LeaderElectionID, "ripple-leader"},
+		{"leader-election-namespace", o.LeaderElectionNamespace, ""},
+		{"leader-election-lease-duration", o.LeaseDuration, 15 * time.Second},
+		{"leader-election-renew-deadline", o.RenewDeadline, 10 * time.Second},
+		{"leader-election-retry-period", o.RetryPeriod, 2 * time.Second},
+		{"metrics-bind-address", o.MetricsAddr, ":9090"},
+		{"health-probe-bind-address", o.ProbeAddr, ":8081"},
+		{"kube-api-qps", o.QPS, float32(100)},
+		{"kube-api-burst", o.Burst, 200},
+		{"debounce", o.Debounce, time.Second},
+		{"workers", o.Workers, 8},
+		{"hmac-key-secret", o.HMACKeySecret, ""},
+		{"verbosity", o.Verbosity(), 0},
+	}
+	for _, c := range checks {
+		switch want := c.want.(type) {
+		case []string:
+			if !slices.Equal(c.got.([]string), want) {
+				t.Errorf("%s = %v, want %v", c.what, c.got, want)
+			}
+		default:
+			if c.got != c.want {
+				t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+			}
+		}
+	}
+	if got := len(o.Workloads()); got != 3 {
+		t.Errorf("Workloads() has %d kinds by default, want 3", got)
+	}
+}
+
+func TestEveryFlagIsBound(t *testing.T) {
+	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+	NewParser(fs)
+	for _, name := range []string{
+		"kubeconfig", "namespaces", "namespaces-to-ignore", "namespace-selector", "resource-label-selector",
+		"resources-to-ignore", "ignored-workload-types", "auto-reload-all", "reload-on-create", "reload-on-delete",
+		"auto-annotation", "configmap-auto-annotation", "secret-auto-annotation", "auto-search-annotation",
+		"search-match-annotation", "configmap-annotation", "secret-annotation", "ignore-annotation",
+		"log-format", "log-level", "enable-ha", "leader-election-id", "leader-election-namespace",
+		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
+		"metrics-bind-address", "health-probe-bind-address", "kube-api-qps", "kube-api-burst", "debounce",
+		"workers", "hmac-key-secret",
+	} {
+		f := fs.Lookup(name)
+		if f == nil {
+			t.Errorf("--%s is not bound", name)
+			continue
+		}
+		if strings.TrimSpace(f.Usage) == "" {
+			t.Errorf("--%s has no help text", name)
+		}
+	}
+}
+
+func TestValidValues(t *testing.T) {
+	o := mustParse(t,
+		"--namespaces", " a, ,b ",
+		"--namespaces-to-ignore", "kube-system",
+		"--namespace-selector", "team=x",
+		"--resource-label-selector", "reload:yes",
+		"--resources-to-ignore", "configMaps",
+		"--ignored-workload-types", "Jobs, daemonsets,CronJobs",
+		"--auto-reload-all", "--reload-on-create", "--reload-on-delete",
+		"--auto-annotation", "example.com/auto",
+		"--log-format", "text", "--log-level", "DEBUG",
+		"--enable-ha", "--leader-election-lease-duration", "30s", "--leader-election-renew-deadline", "20s", "--leader-election-retry-period", "5s",
+		"--kube-api-qps", "0.5", "--kube-api-burst", "1", "--debounce", "0", "--workers", "1",
+		"--hmac-key-secret", "ripple/digest-key",
+	)
+	if !slices.Equal(o.Namespaces, []string{"a", "b"}) || !slices.Equal(o.NamespacesToIgnore, []string{"kube-system"}) {
+		t.Errorf("namespaces = %q, to ignore = %q", o.Namespaces, o.NamespacesToIgnore)
+	}
+	if !o.NamespaceSelector.Matches(labels.Set{"team": "x"}) || !o.ResourceSelector.Matches(labels.Set{"reload": "yes"}) {
+		t.Errorf("selectors = %v, %v", o.NamespaceSelector, o.ResourceSelector)
+	}
+	if !o.IgnoreConfigMaps || o.IgnoreSecrets {
+		t.Errorf("IgnoreConfigMaps=%v IgnoreSecrets=%v", o.IgnoreConfigMaps, o.IgnoreSecrets)
+	}
+	if len(o.IgnoredWorkloads) != 1 || !o.IgnoredWorkloads["daemonsets"] {
+		t.Errorf("IgnoredWorkloads = %v, want daemonsets only (jobs and cronjobs are accepted and dropped)", o.IgnoredWorkloads)
+	}
+	if !o.AutoReloadAll || !o.ReloadOnCreate || !o.ReloadOnDelete || !o.EnableHA {
+		t.Errorf("boolean flags not set: %+v", o)
+	}
+	if o.Keys.Auto != "example.com/auto" || o.Keys.Search != annotations.Search {
+		t.Errorf("Keys = %+v", o.Keys)
+	}
+	if o.Verbosity() != 1 || o.Debounce != 0 || o.QPS != 0.5 || o.HMACKeySecret != "ripple/digest-key" {
+		t.Errorf("Verbosity=%d Debounce=%s QPS=%v HMACKeySecret=%q", o.Verbosity(), o.Debounce, o.QPS, o.HMACKeySecret)
+	}
+	o = mustParse(t, "--resources-to-ignore", " Secrets ")
+	if o.IgnoreConfigMaps || !o.IgnoreSecrets {
+		t.Errorf("--resources-to-ignore=secrets: IgnoreConfigMaps=%v IgnoreSecrets=%v", o.IgnoreConfigMaps, o.IgnoreSecrets)
+	}
+}
+
+func TestBadValueErrorNamesTheFlag(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"unknown log format", []string{"--log-format", "xml"}, "--log-format"},
+		{"log format is case-sensitive", []string{"--log-format", "JSON"}, "--log-format"},
+		{"unknown log level", []string{"--log-level", "verbose"}, "--log-level"},
+		{"negative debounce", []string{"--debounce", "-1s"}, "--debounce"},
+		{"resources-to-ignore typo", []string{"--resources-to-ignore", "configmap"}, "--resources-to-ignore"},
+		{"resources-to-ignore both", []string{"--resources-to-ignore", "configMaps,secrets"}, "--resources-to-ignore"},
+		{"unknown workload type", []string{"--ignored-workload-types", "deployments,pods"}, "--ignored-workload-types"},
+		{"singular workload type", []string{"--ignored-workload-types", "deployment"}, "--ignored-workload-types"},
+		{"invalid namespace selector", []string{"--namespace-selector", "a=b=c"}, "--namespace-selector"},
+		{"invalid namespace selector characters", []string{"--namespace-selector", "!!"}, "--namespace-selector"},
+		{"invalid resource selector", []string{"--resource-label-selector", "k in (a"}, "--resource-label-selector"},
+		{"zero qps", []string{"--kube-api-qps", "0"}, "--kube-api-qps"},
+		{"negative qps", []string{"--kube-api-qps", "-3"}, "--kube-api-qps"},
+		{"zero burst", []string{"--kube-api-burst", "0"}, "--kube-api-burst"},
+		{"zero workers", []string{"--workers", "0"}, "--workers"},
+		{"hmac secret without slash", []string{"--hmac-key-secret", "digest-key"}, "--hmac-key-secret"},
+		{"hmac secret with two slashes", []string{"--hmac-key-secret", "a/b/c"}, "--hmac-key-secret"},
+		{"lease not above renew deadline", []string{"--enable-ha", "--leader-election-lease-duration", "10s"}, "--leader-election-lease-duration"},
+		{"renew deadline not above retry", []string{"--enable-ha", "--leader-election-renew-deadline", "2s"}, "--leader-election-lease-duration"},
+		{"zero retry period", []string{"--enable-ha", "--leader-election-retry-period", "0s"}, "--leader-election-lease-duration"},
+		{"empty auto annotation", []string{"--auto-annotation", ""}, "--auto-annotation"},
+		{"empty configmap auto annotation", []string{"--configmap-auto-annotation", ""}, "--configmap-auto-annotation"},
+		{"empty secret auto annotation", []string{"--secret-auto-annotation", ""}, "--secret-auto-annotation"},
+		{"empty search annotation", []string{"--auto-search-annotation", ""}, "--auto-search-annotation"},
+		{"empty match annotation", []string{"--search-match-annotation", ""}, "--search-match-annotation"},
+		{"empty configmap annotation", []string{"--configmap-annotation", ""}, "--configmap-annotation"},
+		{"empty secret annotation", []string{"--secret-annotation", ""}, "--secret-annotation"},
+		{"empty ignore annotation", []string{"--ignore-annotation", ""}, "--ignore-annotation"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parse(t, c.args...)
+			if err == nil {
+				t.Fatalf("Options(%v) succeeded, want an error naming %s", c.args, c.flag)
+			}
+			if !strings.Contains(err.Error(), c.flag+":") {
+				t.Errorf("error %q does not name %s", err, c.flag)
+			}
+		})
+	}
+}
+
+func TestLeaseDurationsAreOnlyCheckedWithHA(t *testing.T) {
+	if _, err := parse(t, "--leader-election-lease-duration", "1s", "--leader-election-retry-period", "0s"); err != nil {
+		t.Errorf("inconsistent lease durations without --enable-ha: %v", err)
+	}
+}
+
+func TestEveryBadValueIsReportedAtOnce(t *testing.T) {
+	_, err := parse(t, "--log-format", "xml", "--workers", "0", "--namespace-selector", "a=b=c", "--ignore-annotation", "")
+	if err == nil {
+		t.Fatal("Options succeeded")
+	}
+	for _, flag := range []string{"--log-format:", "--workers:", "--namespace-selector:", "--ignore-annotation:"} {
+		if !strings.Contains(err.Error(), flag) {
+			t.Errorf("error %q does not mention %s", err, flag)
+		}
+	}
+}
+
+func TestParseSelector(t *testing.T) {
+	cases := []struct {
+		in       string
+		match    []labels.Set
+		noMatch  []labels.Set
+		wantNil  bool
+		wantFail bool
+	}{
+		{in: "", wantNil: true},
+		{in: " , ", wantNil: true},
+		{in: "team=x", match: []labels.Set{{"team": "x"}, {"team": "x", "o": "1"}}, noMatch: []labels.Set{{"team": "y"}, {}}},
+		{in: "team:x", match: []labels.Set{{"team": "x"}}, noMatch: []labels.Set{{"team": "y"}, {}}},
+		{in: "app.kubernetes.io/name:web", match: []labels.Set{{"app.kubernetes.io/name": "web"}}, noMatch: []labels.Set{{}}},
+		{in: "team=*", match: []labels.Set{{"team": "x"}, {"team": ""}}, noMatch: []labels.Set{{"other": "x"}}},
+		{in: "team=x, env:prod, reload=*", match: []labels.Set{{"team": "x", "env": "prod", "reload": "1"}},
+			noMatch: []labels.Set{{"team": "x", "env": "prod"}, {"team": "x", "reload": "1"}, {"env": "prod", "reload": "1"}}},
+		{in: "team!=x", match: []labels.Set{{"team": "y"}, {}}, noMatch: []labels.Set{{"team": "x"}}},
+		{in: "env in (prod, staging)", match: []labels.Set{{"env": "staging"}}, noMatch: []labels.Set{{"env": "dev"}}},
+		{in: "!team", match: []labels.Set{{}}, noMatch: []labels.Set{{"team": "x"}}},
+		{in: "a=b=c", wantFail: true},
+		{in: "team=x y", wantFail: true},
+		{in: "=x", wantFail: true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			sel, err := ParseSelector(c.in)
+			if c.wantFail {
+				if err == nil {
+					t.Fatalf("ParseSelector(%q) = %v, want an error", c.in, sel)
+				}
+				if !strings.Contains(err.Error(), c.in) {
+					t.Errorf("error %q does not quote the input", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseSelector(%q): %v", c.in, err)
+			}
+			if (sel == nil) != c.wantNil {
+				t.Fatalf("ParseSelector(%q) = %v, want nil: %v", c.in, sel, c.wantNil)
+			}
+			for _, s := range c.match {
+				if !sel.Matches(s) {
+					t.Errorf("%q does not select %v", c.in, s)
+				}
+			}
+			for _, s := range c.noMatch {
+				if sel.Matches(s) {
+					t.Errorf("%q selects %v", c.in, s)
+				}
+			}
+		})
+	}
+}
+
+func TestWorkloadsDropsIgnoredKinds(t *testing.T) {
+	cases := []struct {
+		ignored string
+		want    []string
+	}{
+		{"", []string{"DaemonSet", "Deployment", "StatefulSet"}},
+		{"deployments", []string{"DaemonSet", "StatefulSet"}},
+		{"StatefulSets, DAEMONSETS", []string{"Deployment"}},
+		{"jobs,cronjobs", []string{"DaemonSet", "Deployment", "StatefulSet"}},
+		{"deployments,statefulsets,daemonsets", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.ignored, func(t *testing.T) {
+			o := mustParse(t, "--ignored-workload-types", c.ignored)
+			var got []string
+			for _, k := range o.Workloads() {
+				got = append(got, k.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("Workloads() = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestVerbosity(t *testing.T) {
+	cases := map[string]int{
+		"trace": 10, "debug": 1, "info": 0, "warning": -1, "warn": -1, "error": -2,
+		"Debug": 1, "ERROR": -2,
+	}
+	for level, want := range cases {
+		o := mustParse(t, "--log-level", level)
+		if got := o.Verbosity(); got != want {
+			t.Errorf("--log-level=%s: Verbosity() = %d, want %d", level, got, want)
+		}
+	}
+}
+
+// "--hmac-key-secret=/" or "ns/" passes validation today (options.go checks
+// only that there is exactly one slash) and fails later, at startup.
+func TestHMACKeySecret_EmptyNamespaceOrNameIsRejected(t *testing.T) {
+	t.Skip("known bug in options.go validate: empty namespace or name accepted; see the test report")
+	for _, v := range []string{"/", "ns/", "/name"} {
+		if _, err := parse(t, "--hmac-key-secret", v); err == nil || !strings.Contains(err.Error(), "--hmac-key-secret:") {
+			t.Errorf("--hmac-key-secret=%q: err = %v, want one naming the flag", v, err)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package refs
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func cmVolume(name string) corev1.Volume {
+	return corev1.Volume{Name: "v-" + name, VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}
+}
+
+func secretVolume(name string) corev1.Volume {
+	return corev1.Volume{Name: "v-" + name, VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: name}}}
+}
+
+func projected(sources ...corev1.VolumeProjection) corev1.Volume {
+	return corev1.Volume{Name: "projected", VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{Sources: sources}}}
+}
+
+func projectedCM(name string) corev1.VolumeProjection {
+	return corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+func projectedSecret(name string) corev1.VolumeProjection {
+	return corev1.VolumeProjection{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+func envCM(name string) corev1.EnvVar {
+	return corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{
+		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "k"}}}
+}
+
+func envSecret(name string) corev1.EnvVar {
+	return corev1.EnvVar{Name: "E", ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "k"}}}
+}
+
+func envFromCM(name string) corev1.EnvFromSource {
+	return corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+func envFromSecret(name string) corev1.EnvFromSource {
+	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+func cm(name string) Ref     { return Ref{Kind: ConfigMap, Name: name} }
+func secret(name string) Ref { return Ref{Kind: Secret, Name: name} }
+
+func TestFromPodSpec_FindsEveryKindOfReference(t *testing.T) {
+	cases := []struct {
+		name string
+		spec corev1.PodSpec
+		want []Ref
+	}{
+		{"empty pod spec", corev1.PodSpec{}, nil},
+		{"configMap volume", corev1.PodSpec{Volumes: []corev1.Volume{cmVolume("a")}}, []Ref{cm("a")}},
+		{"secret volume", corev1.PodSpec{Volumes: []corev1.Volume{secretVolume("a")}}, []Ref{secret("a")}},
+		{"projected configMap and secret", corev1.PodSpec{Volumes: []corev1.Volume{projected(
+			projectedCM("p-cm"), projectedSecret("p-secret"),
+			corev1.VolumeProjection{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+		)}}, []Ref{cm("p-cm"), secret("p-secret")}},
+		{"other volume types are not refs", corev1.PodSpec{Volumes: []corev1.Volume{
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}}, nil},
+		{"container env valueFrom", corev1.PodSpec{Containers: []corev1.Container{{
+			Env: []corev1.EnvVar{{Name: "PLAIN", Value: "x"}, envCM("env-cm"), envSecret("env-secret"),
+				{Name: "F", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+		}}}, []Ref{cm("env-cm"), secret("env-secret")}},
+		{"container envFrom", corev1.PodSpec{Containers: []corev1.Container{{
+			EnvFrom: []corev1.EnvFromSource{envFromCM("from-cm"), envFromSecret("from-secret")},
+		}}}, []Ref{cm("from-cm"), secret("from-secret")}},
+		{"init container env and envFrom", corev1.PodSpec{InitContainers: []corev1.Container{{
+			Env:     []corev1.EnvVar{envSecret("init-secret")},
+			EnvFrom: []corev1.EnvFromSource{envFromCM("init-cm")},
+		}}}, []Ref{cm("init-cm"), secret("init-secret")}},
+		{"ephemeral container env and envFrom", corev1.PodSpec{EphemeralContainers: []corev1.EphemeralContainer{{
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+				Env:     []corev1.EnvVar{envCM("eph-cm")},
+				EnvFrom: []corev1.EnvFromSource{envFromSecret("eph-secret")},
+			},
+		}}}, []Ref{cm("eph-cm"), secret("eph-secret")}},
+		{"every container of each list", corev1.PodSpec{Containers: []corev1.Container{
+			{Env: []corev1.EnvVar{envCM("first")}},
+			{Env: []corev1.EnvVar{envCM("second")}},
+		}}, []Ref{cm("first"), cm("second")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := FromPodSpec(&c.spec); !slices.Equal(got, c.want) {
+				t.Errorf("FromPodSpec = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFromPodSpec_SortedDeduplicatedAndEmptyNamesSkipped(t *testing.T) {
+	spec := corev1.PodSpec{
+		Volumes: []corev1.Volume{
+			secretVolume("z"), cmVolume("b"), cmVolume(""), secretVolume(""),
+			projected(projectedCM("a"), projectedSecret("z"), projectedCM("")),
+		},
+		InitContainers: []corev1.Container{{Env: []corev1.EnvVar{envCM("b"), envSecret("")}}},
+		Containers: []corev1.Container{
+			{EnvFrom: []corev1.EnvFromSource{envFromCM("a"), envFromSecret("a"), envFromCM("")}},
+			{Env: []corev1.EnvVar{envCM("c"), envCM("")}},
+		},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			EnvFrom: []corev1.EnvFromSource{envFromSecret("z"), envFromSecret("")},
+		}}},
+	}
+	want := []Ref{cm("a"), cm("b"), cm("c"), secret("a"), secret("z")}
+	if got := FromPodSpec(&spec); !slices.Equal(got, want) {
+		t.Errorf("FromPodSpec = %v, want %v", got, want)
+	}
+}
+
+func TestFromPodSpec_SameNameDifferentKindsAreDistinct(t *testing.T) {
+	spec := corev1.PodSpec{Volumes: []corev1.Volume{cmVolume("app"), secretVolume("app")}}
+	want := []Ref{cm("app"), secret("app")}
+	if got := FromPodSpec(&spec); !slices.Equal(got, want) {
+		t.Errorf("FromPodSpec = %v, want %v", got, want)
+	}
+}
+
+func TestFromPodSpec_DoesNotModifyTheSpec(t *testing.T) {
+	spec := corev1.PodSpec{Volumes: []corev1.Volume{secretVolume("b"), cmVolume("a")}}
+	before := spec.DeepCopy()
+	FromPodSpec(&spec)
+	if spec.Volumes[0].Secret.SecretName != before.Volumes[0].Secret.SecretName || spec.Volumes[1].ConfigMap.Name != "a" {
+		t.Errorf("FromPodSpec reordered or changed the pod spec")
+	}
+}
+
+func TestRef_StringAndCompare(t *testing.T) {
+	if s := secret("db").String(); s != "Secret/db" {
+		t.Errorf("String() = %q, want Secret/db", s)
+	}
+	cases := []struct {
+		a, b Ref
+		want int
+	}{
+		{cm("a"), cm("a"), 0},
+		{cm("a"), cm("b"), -1},
+		{cm("b"), cm("a"), 1},
+		{cm("z"), secret("a"), -1},
+		{secret("a"), cm("z"), 1},
+	}
+	for _, c := range cases {
+		if got := Compare(c.a, c.b); got != c.want {
+			t.Errorf("Compare(%v, %v) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	if !slices.Equal(Kinds, []Kind{ConfigMap, Secret}) {
+		t.Errorf("Kinds = %v", Kinds)
+	}
+}
