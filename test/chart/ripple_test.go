@@ -131,8 +131,9 @@ type installed struct {
 
 // installChart runs `helm install` of the chart with the values of case c
 // and uninstalls it at the end of the calling node.
-func installChart(ctx context.Context, release, namespace, c string) *installed {
-	_, err := helm.run(ctx, "install", release, chartDir, "--namespace", namespace, "--create-namespace", "-f", valuesFile(c))
+func installChart(ctx context.Context, release, namespace, c string, flags ...string) *installed {
+	args := append([]string{"install", release, chartDir, "--namespace", namespace, "--create-namespace", "-f", valuesFile(c)}, flags...)
+	_, err := helm.run(ctx, args...)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
 		_, err := helm.run(ctx, "uninstall", release, "--namespace", namespace, "--wait")
@@ -155,8 +156,12 @@ func installChart(ctx context.Context, release, namespace, c string) *installed 
 }
 
 func createNamespaces(ctx context.Context, names ...string) {
+	createLabelledNamespaces(ctx, nil, names...)
+}
+
+func createLabelledNamespaces(ctx context.Context, labels map[string]string, names ...string) {
 	for _, n := range names {
-		err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels}})
 		if !apierrors.IsAlreadyExists(err) {
 			ExpectWithOffset(1, err).NotTo(HaveOccurred())
 		}
@@ -453,5 +458,25 @@ var _ = Describe("The chart installed with Secrets ignored", Label("install"), O
 		Expect(key.Data["key"]).To(HaveLen(32))
 		_, err = sa.clientset.CoreV1().Secrets(inst.namespace).List(ctx, metav1.ListOptions{})
 		forbidden(err, "listing Secrets next to the digest key")
+	})
+})
+
+var _ = Describe("The chart installed with a namespace selector", Label("install"), Ordered, func() {
+	var sa *identity
+	BeforeAll(func(ctx SpecContext) {
+		createLabelledNamespaces(ctx, map[string]string{"ripple-test": "selected"}, "apps-selected")
+		createNamespaces(ctx, "apps-unselected")
+		inst := installChart(ctx, "ripple-sel", "ripple-sel", "default", "--set", "namespaceSelector=ripple-test=selected")
+		sa = serviceAccount(ctx, inst.namespace, inst.sa)
+		startRipple(sa.config, inst.args)
+	})
+
+	It("lets ripple read Namespaces and roll Deployments in the selected ones only", func(ctx SpecContext) {
+		outside := newApp(ctx, "apps-unselected", "web")
+		newApp(ctx, "apps-selected", "web").expectRolls(ctx)
+		Expect(outside.deployment(ctx).Annotations).NotTo(HaveKey(annotations.Recorded))
+		_, err := sa.clientset.CoreV1().Namespaces().Get(ctx, "apps-selected", metav1.GetOptions{})
+		forbidden(err, "getting a Namespace (list and watch are enough)")
+		forbidden(sa.client.Update(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps-unselected", Labels: map[string]string{"ripple-test": "selected"}}}), "labelling a Namespace")
 	})
 })
