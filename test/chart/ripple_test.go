@@ -133,8 +133,10 @@ type installed struct {
 // and uninstalls it at the end of the calling node.
 func installChart(ctx context.Context, release, namespace, c string, flags ...string) *installed {
 	args := append([]string{"install", release, chartDir, "--namespace", namespace, "--create-namespace", "-f", valuesFile(c)}, flags...)
-	_, err := helm.run(ctx, args...)
+	notes, err := helm.run(ctx, args...)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	ExpectWithOffset(1, notes).To(ContainSubstring("ripple.dev/recorded"), "helm prints the chart's NOTES")
+	GinkgoWriter.Println(notes)
 	DeferCleanup(func(ctx SpecContext) {
 		_, err := helm.run(ctx, "uninstall", release, "--namespace", namespace, "--wait")
 		Expect(err).NotTo(HaveOccurred())
