@@ -2,6 +2,7 @@ package annotations
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 )
@@ -29,7 +30,7 @@ func ParseNameList(list string) (NameList, []Problem) {
 			l.literals = append(l.literals, entry)
 			continue
 		}
-		re, err := regexp.Compile("^(?:" + entry + ")$")
+		re, err := anchored(entry)
 		if err != nil {
 			problems = append(problems, Problem{Value: entry, Reason: "is not a valid regular expression (" + err.Error() + "); skipped"})
 			continue
@@ -39,6 +40,17 @@ func ParseNameList(list string) (NameList, []Problem) {
 	slices.Sort(l.literals)
 	l.literals = slices.Compact(l.literals)
 	return l, problems
+}
+
+// anchored compiles the entry to match whole names only. The entry is parsed
+// on its own first and anchored in its canonical form, so that text like
+// "a)|(.*" cannot break out of the anchors.
+func anchored(entry string) (*regexp.Regexp, error) {
+	tree, err := syntax.Parse(entry, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	return regexp.Compile("^(?:" + tree.String() + ")$")
 }
 
 // Match reports whether name is on the list.

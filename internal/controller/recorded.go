@@ -57,6 +57,9 @@ func decodeRecord(s string) (record, error) {
 	if r.keyID == "" {
 		return record{}, fmt.Errorf("no key entry")
 	}
+	if r.at == 0 {
+		return record{}, fmt.Errorf("no time entry")
+	}
 	return r, nil
 }
 

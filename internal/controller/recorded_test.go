@@ -29,7 +29,7 @@ func TestRecord_EncodeIsSortedAndStable(t *testing.T) {
 
 func TestRecord_RoundTrip(t *testing.T) {
 	cases := []record{
-		{keyID: "abcd1234", at: 0, objects: map[refs.Ref]string{}},
+		{keyID: "abcd1234", at: 1, objects: map[refs.Ref]string{}},
 		{keyID: "abcd1234", at: 1700000000, objects: map[refs.Ref]string{cmRef("a"): "0011223344556677"}},
 		{keyID: "k", at: -5, objects: map[refs.Ref]string{
 			cmRef("a.b-c"): "x", secretRef("a.b-c"): "y", secretRef("z"): "",

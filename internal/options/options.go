@@ -173,7 +173,7 @@ func (o *Options) validate() []error {
 	if o.EnableHA && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
 		fail("leader-election-lease-duration", "lease duration (%s) must exceed the renew deadline (%s), which must exceed the retry period (%s)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
 	}
-	if o.HMACKeySecret != "" && len(strings.Split(o.HMACKeySecret, "/")) != 2 {
+	if ns, name, ok := strings.Cut(o.HMACKeySecret, "/"); o.HMACKeySecret != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
 		fail("hmac-key-secret", "%q is not namespace/name", o.HMACKeySecret)
 	}
 	for flag, key := range o.keyFlags() {
@@ -248,7 +248,9 @@ func ParseSelector(s string) (labels.Selector, error) {
 	for i, t := range terms {
 		switch {
 		case strings.HasSuffix(t, "=*"):
-			terms[i] = strings.TrimSuffix(t, "=*")
+			if terms[i] = strings.TrimSuffix(t, "=*"); terms[i] == "" {
+				return nil, fmt.Errorf("%q has a term without a label key", s)
+			}
 		case strings.Contains(t, ":") && !strings.ContainsAny(t, "=!() "):
 			terms[i] = strings.Replace(t, ":", "=", 1)
 		}
