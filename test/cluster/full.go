@@ -214,6 +214,10 @@ func (c *Cluster) configure(bins map[string]string, kwok string, stages []string
 		"--allow-privileged=true",
 		"--profiling=false",
 	)
+	// Its HTTP server waits up to --request-timeout (a minute) for clients'
+	// watches to end before it exits; a test that stops it wants it gone
+	// now, as after a crash, and etcd keeps everything it knew.
+	c.APIServer.stopGrace = 3 * time.Second
 	// The controller manager and the scheduler serve health checks over TLS
 	// with certificates they make up in their cert dirs; the probes only ask
 	// whether they answer, on loopback, so they need not verify them.
@@ -323,41 +327,45 @@ func (c *Cluster) createNodes(ctx context.Context, client kubernetes.Interface) 
 }
 
 // waitUsable waits for what the first pod of a test needs: Ready, untainted
-// nodes to schedule it to, and the default ServiceAccount without which admission
-// rejects it.
+// nodes to schedule it to, and the default ServiceAccount without which
+// admission rejects it.
 func (c *Cluster) waitUsable(ctx context.Context, client kubernetes.Interface) error {
-	var state string
+	var missing string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
-		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			state = err.Error()
-			return false, nil
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			if nodeSchedulable(&n) {
-				ready++
-			}
-		}
-		if ready < len(c.Nodes) {
-			state = fmt.Sprintf("%d of %d nodes Ready and untainted", ready, len(c.Nodes))
-			return false, nil
-		}
-		_, err = client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			state = "no default ServiceAccount yet"
-			return false, nil
-		}
-		if err != nil {
-			state = err.Error()
-			return false, nil
-		}
-		return true, nil
+		missing = c.missingForPods(ctx, client)
+		return missing == "", nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for the cluster to be usable (%s): %w", state, err)
+		return fmt.Errorf("waiting for the cluster to be usable (%s): %w", missing, err)
 	}
 	return nil
+}
+
+// missingForPods describes what the cluster still lacks to run pods, or
+// returns "" when it lacks nothing. Errors are part of the description: the
+// caller retries until a deadline either way.
+func (c *Cluster) missingForPods(ctx context.Context, client kubernetes.Interface) string {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	ready := 0
+	for _, n := range nodes.Items {
+		if nodeSchedulable(&n) {
+			ready++
+		}
+	}
+	if ready < len(c.Nodes) {
+		return fmt.Sprintf("%d of %d nodes Ready and untainted", ready, len(c.Nodes))
+	}
+	_, err = client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "no default ServiceAccount yet"
+	case err != nil:
+		return err.Error()
+	}
+	return ""
 }
 
 // nodeSchedulable reports whether n is Ready and rid of the taints a new
