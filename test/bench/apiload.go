@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// AuditOffset is a position in the audit log.
+type AuditOffset int64
+
+// AuditMark returns the current end of the audit log.
+func (c *Cluster) AuditMark() AuditOffset {
+	fi, err := os.Stat(c.AuditLog)
+	if err != nil {
+		return 0
+	}
+	return AuditOffset(fi.Size())
+}
+
+type auditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	UserAgent string `json:"userAgent"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+}
+
+// AuditCounts counts ripple's requests logged since from by "verb resource",
+// e.g. "patch deployments", as the API server saw them. A watch counts when
+// it starts, every other request when it completes.
+func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
+	f, err := os.Open(c.AuditLog)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != RippleUser {
+			continue
+		}
+		if !(ev.Stage == "ResponseComplete" && ev.Verb != "watch") && !(ev.Stage == "ResponseStarted" && ev.Verb == "watch") {
+			continue
+		}
+		res := "-"
+		if ev.ObjectRef != nil {
+			res = ev.ObjectRef.Resource
+			if ev.ObjectRef.Subresource != "" {
+				res += "/" + ev.ObjectRef.Subresource
+			}
+		}
+		out[ev.Verb+" "+res]++
+	}
+	return out, sc.Err()
+}
+
+// Writes counts the mutating requests among counts.
+func Writes(counts map[string]float64) float64 {
+	var n float64
+	for k, v := range counts {
+		switch verbOf(k) {
+		case "create", "update", "patch", "delete", "deletecollection":
+			n += v
+		}
+	}
+	return n
+}
+
+func verbOf(key string) string {
+	for i := 0; i < len(key); i++ {
+		if key[i] == ' ' {
+			return key[:i]
+		}
+	}
+	return key
+}
+
+// APIServerRequests scrapes apiserver_request_total by "VERB resource".
+func APIServerRequests(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := ParseSamples(bytesReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	return ss.Counts("apiserver_request_total", "verb", "resource"), nil
+}

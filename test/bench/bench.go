@@ -1,0 +1,566 @@
+// Package bench measures ripple against a floor on a local control plane:
+// how soon after a ConfigMap edit the Deployments that use it roll, how much
+// API traffic and CPU each edit costs, how much memory ripple needs, and
+// what a restart costs. Every timing target is a ratio to the floor measured
+// in the same run, so a busy machine slows both sides alike.
+//
+// The floor is the least any controller can do: a watch on ConfigMaps and,
+// for each event, merge patches of the Deployments it already knows use the
+// ConfigMap, with ripple's client limits and parallelism.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Config is one bench run.
+type Config struct {
+	// RippleBin is the built ripple binary.
+	RippleBin string
+	// Scenarios to run, from "abcdef"; e implies b, f implies b.
+	Scenarios string
+	// Edits per latency phase, at least 30 for the report; FanoutEdits for (d).
+	Edits, FanoutEdits int
+	// Floor is the floor's client: ripple's default QPS, burst and workers.
+	Floor FloorOptions
+	// Logf reports progress.
+	Logf func(format string, args ...any)
+}
+
+// DefaultFloor matches ripple's defaults: --kube-api-qps 100,
+// --kube-api-burst 200, --workers 8.
+var DefaultFloor = FloorOptions{QPS: 100, Burst: 200, Workers: 8}
+
+// DefaultDebounce is ripple's default --debounce.
+const DefaultDebounce = time.Second
+
+// Bench runs the scenarios on one control plane.
+type Bench struct {
+	cfg     Config
+	cluster *Cluster
+	cs      kubernetes.Interface
+	report  *Report
+	dir     string
+	nsSeq   int
+}
+
+// Run starts a control plane, runs the scenarios and returns the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Floor.Workers == 0 {
+		cfg.Floor = DefaultFloor
+	}
+	rep := &Report{Machine: Machine(), Started: time.Now()}
+	cl, err := StartCluster()
+	if err != nil {
+		return rep, err
+	}
+	b := &Bench{cfg: cfg, cluster: cl, report: rep, dir: cl.Dir}
+	defer func() {
+		if err := cl.Stop(); err != nil {
+			cfg.Logf("stopping the control plane: %v", err)
+		}
+		rep.Duration = time.Since(rep.Started)
+	}()
+	cfg.Logf("control plane up; logs, audit log and ripple logs in %s", cl.Dir)
+	if b.cs, err = cl.Clientset(); err != nil {
+		return rep, err
+	}
+	err = b.run(ctx)
+	rep.note("load average at the end: %s", LoadAverage())
+	if err == nil {
+		_ = cl.Cleanup()
+	} else {
+		cfg.Logf("kept %s for inspection", cl.Dir)
+	}
+	return rep, err
+}
+
+func has(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bench) run(ctx context.Context) error {
+	s := b.cfg.Scenarios
+	var a *latencyResult
+	var err error
+	if has(s, 'a') {
+		if a, err = b.latency(ctx, "a", 1000, 100, nil); err != nil {
+			return fmt.Errorf("scenario a: %w", err)
+		}
+	}
+	if has(s, 'b') || has(s, 'e') || has(s, 'f') {
+		if _, err = b.latency(ctx, "b", 5000, 500, a); err != nil {
+			return fmt.Errorf("scenario b: %w", err)
+		}
+	}
+	if has(s, 'd') {
+		if err := b.fanout(ctx); err != nil {
+			return fmt.Errorf("scenario d: %w", err)
+		}
+	}
+	if has(s, 'c') {
+		if err := b.memory(ctx); err != nil {
+			return fmt.Errorf("scenario c: %w", err)
+		}
+	}
+	return nil
+}
+
+// env is one scenario's namespace, objects and watch.
+type env struct {
+	layout  Layout
+	users   map[string][]string
+	tracker *Tracker
+	cancel  context.CancelFunc
+}
+
+func (b *Bench) setup(ctx context.Context, l Layout) (*env, error) {
+	b.nsSeq++
+	l.Namespace = fmt.Sprintf("bench-%d", b.nsSeq)
+	start := time.Now()
+	if err := l.Create(ctx, b.cs); err != nil {
+		return nil, err
+	}
+	b.cfg.Logf("created %d Deployments, %d ConfigMaps, %d unused ConfigMaps and %d unused Secrets in %s in %s",
+		l.Workloads, l.ConfigMaps, l.UnusedConfigMaps, l.UnusedSecrets, l.Namespace, time.Since(start).Round(time.Millisecond))
+	tctx, cancel := context.WithCancel(ctx)
+	t, err := StartTracker(tctx, b.cs, l.Namespace, DigestAnnotation, FloorAnnotation)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &env{layout: l, users: l.Users(), tracker: t, cancel: cancel}, nil
+}
+
+func (b *Bench) teardown(ctx context.Context, e *env) error {
+	e.cancel()
+	return e.layout.Delete(ctx, b.cs)
+}
+
+// editTargets lists n ConfigMaps to edit, cycling through them.
+func editTargets(n, configMaps int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = cmName(i % configMaps)
+	}
+	return out
+}
+
+// floor measures the floor's latencies for the edits.
+func (b *Bench) floor(ctx context.Context, e *env, cms []string, settle time.Duration) ([]Edit, error) {
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f, err := StartFloor(fctx, b.cluster.Admin, b.cs, e.layout.Namespace, e.users, b.cfg.Floor)
+	if err != nil {
+		return nil, err
+	}
+	ed := &Editor{CS: b.cs, Tracker: e.tracker, Namespace: e.layout.Namespace, Users: e.users, Key: FloorAnnotation,
+		Timeout: 5 * time.Minute, Settle: settle}
+	edits, err := ed.Run(ctx, cms)
+	if err == nil {
+		err = f.Err()
+	}
+	if err == nil {
+		if msg := Correctness(edits); msg != "" {
+			err = fmt.Errorf("the floor did not roll exactly the affected workloads: %s", msg)
+		}
+	}
+	first, last := Latencies(edits)
+	b.cfg.Logf("floor: %d edits, first p50 %s, last p50 %s p99 %s", len(edits), ms(first.P50), ms(last.P50), ms(last.P99))
+	return edits, err
+}
+
+// startRipple starts ripple and waits until it is ready, has recorded every
+// Deployment and is idle.
+func (b *Bench) startRipple(ctx context.Context, e *env, name string, args ...string) (*Ripple, error) {
+	r := &Ripple{Bin: b.cfg.RippleBin, Kubeconfig: b.cluster.RippleKubeconfig,
+		LogPath: filepath.Join(b.dir, "ripple-"+e.layout.Namespace+"-"+name+".log"), Args: args}
+	start := time.Now()
+	if err := r.Start(ctx); err != nil {
+		return nil, err
+	}
+	ready := time.Since(start)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if err := e.tracker.WaitRecorded(wctx, e.layout.Workloads); err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	recorded := time.Since(start)
+	if err := b.idle(wctx, e, r, time.Second); err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	b.cfg.Logf("ripple %v: ready after %s, all recorded after %s, idle after %s", args, ready.Round(time.Millisecond),
+		recorded.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	return r, nil
+}
+
+// idle waits until ripple's work queues are empty, it reconciled every
+// Deployment at least once since it started, and the Deployments have been
+// quiet for quiet.
+func (b *Bench) idle(ctx context.Context, e *env, r *Ripple, quiet time.Duration) error {
+	for {
+		m, err := r.Metrics(ctx)
+		if err == nil {
+			depth := m.Sum("workqueue_depth", nil)
+			reconciled := m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "deployments"})
+			q, _ := e.tracker.Quiet()
+			if depth == 0 && reconciled >= float64(e.layout.Workloads) && q >= quiet {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for ripple to be idle: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Bench) rippleEditor(e *env, r *Ripple, settle time.Duration) *Editor {
+	return &Editor{CS: b.cs, Tracker: e.tracker, Namespace: e.layout.Namespace, Users: e.users, Key: DigestAnnotation,
+		Timeout: 5 * time.Minute, Settle: settle,
+		Idle: func(ctx context.Context) error { return b.idle(ctx, e, r, settle) }}
+}
+
+// latencyResult is what (b) compares with (a).
+type latencyResult struct{ first, last Stats }
+
+func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyResult) (*latencyResult, error) {
+	e, err := b.setup(ctx, Layout{Workloads: w, ConfigMaps: c})
+	if err != nil {
+		return nil, err
+	}
+	scen := fmt.Sprintf("(%s) W=%d C=%d", id, w, c)
+	cms := editTargets(b.cfg.Edits, c)
+	const settle = 300 * time.Millisecond
+
+	floorEdits, err := b.floor(ctx, e, cms, settle)
+	if err != nil {
+		return nil, err
+	}
+	ff, fl := Latencies(floorEdits)
+
+	// debounce 0, with the API load and CPU of (e) measured around the edits.
+	r, err := b.startRipple(ctx, e, "debounce0", "--debounce=0")
+	if err != nil {
+		return nil, err
+	}
+	load := b.beginLoad(ctx, r)
+	edits, err := b.rippleEditor(e, r, settle).Run(ctx, cms)
+	if err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	if id == "b" {
+		if err := b.endLoad(ctx, r, load, edits); err != nil {
+			return nil, errors.Join(err, r.Stop())
+		}
+	}
+	b.noteProc(scen+" --debounce=0", r)
+	if err := r.Stop(); err != nil {
+		return nil, err
+	}
+	rf, rl := Latencies(edits)
+	b.cfg.Logf("ripple --debounce=0: first p50 %s, last p50 %s p99 %s", ms(rf.P50), ms(rl.P50), ms(rl.P99))
+	b.correctness(scen+" --debounce=0", edits)
+	b.ratioRow(scen+" --debounce=0", "first workload p50", rf.P50, ff.P50, 1.5)
+	b.ratioRow(scen+" --debounce=0", "last workload p50", rl.P50, fl.P50, 2)
+	b.ratioRow(scen+" --debounce=0", "last workload p99", rl.P99, fl.P99, 3)
+	if base != nil {
+		for _, x := range []struct {
+			what       string
+			now, alone time.Duration
+		}{{"first workload p50 vs (a)", rf.P50, base.first.P50}, {"last workload p50 vs (a)", rl.P50, base.last.P50}} {
+			rt := ratio(x.now, x.alone)
+			b.report.add(Row{Scenario: scen + " --debounce=0", Measure: x.what, Ripple: ms(x.now), Floor: "(a) " + ms(x.alone),
+				Rate: fmt.Sprintf("%.2fx", rt), Target: "<= 1.2x (a)", Pass: pass(rt <= 1.2)})
+		}
+	}
+
+	// The default debounce.
+	r, err = b.startRipple(ctx, e, "default")
+	if err != nil {
+		return nil, err
+	}
+	edits, err = b.rippleEditor(e, r, settle).Run(ctx, cms)
+	if err != nil {
+		return nil, errors.Join(err, r.Stop())
+	}
+	b.noteProc(scen+" default flags", r)
+	df, dl := Latencies(edits)
+	b.cfg.Logf("ripple default debounce: first p50 %s, last p50 %s p99 %s", ms(df.P50), ms(dl.P50), ms(dl.P99))
+	b.correctness(scen+" default flags", edits)
+	b.windowRow(scen+" default flags", "first workload p50", df.P50, ff.P50)
+	b.windowRow(scen+" default flags", "last workload p50", dl.P50, fl.P50)
+
+	if id == "b" && (has(b.cfg.Scenarios, 'f') || has(b.cfg.Scenarios, 'b')) {
+		if err := b.restart(ctx, e, r, cms); err != nil {
+			return nil, err
+		}
+	} else if err := r.Stop(); err != nil {
+		return nil, err
+	}
+	if err := b.teardown(ctx, e); err != nil {
+		return nil, err
+	}
+	return &latencyResult{first: rf, last: rl}, nil
+}
+
+func (b *Bench) correctness(scen string, edits []Edit) {
+	msg := Correctness(edits)
+	val := fmt.Sprintf("%d edits, %d rolled", len(edits), Affected(edits))
+	if msg != "" {
+		val = msg
+	}
+	b.report.add(Row{Scenario: scen, Measure: "affected rolled once, nothing else", Ripple: val, Target: "exact", Pass: pass(msg == "")})
+}
+
+func (b *Bench) ratioRow(scen, what string, rp, fl time.Duration, most float64) {
+	rt := ratio(rp, fl)
+	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(rp), Floor: ms(fl), Rate: fmt.Sprintf("%.2fx", rt),
+		Target: fmt.Sprintf("<= %gx", most), Pass: pass(fl > 0 && rt <= most)})
+}
+
+// windowRow checks a latency under the default debounce against the window
+// plus twice the floor.
+func (b *Bench) windowRow(scen, what string, rp, fl time.Duration) {
+	limit := DefaultDebounce + 2*fl
+	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(rp), Floor: ms(fl),
+		Rate: fmt.Sprintf("%.2fx", ratio(rp-DefaultDebounce, fl)) + " after 1s",
+		Target: "<= 1s + 2x floor = " + ms(limit), Pass: pass(fl > 0 && rp <= limit)})
+}
+
+func (b *Bench) noteProc(what string, r *Ripple) {
+	p, err := r.Proc()
+	if err != nil {
+		b.cfg.Logf("reading /proc of ripple: %v", err)
+		return
+	}
+	b.report.note("%s: ripple VmHWM %s, VmRSS %s, CPU %s since start", what, mib(p.HWM), mib(p.RSS), p.CPU.Round(time.Millisecond))
+}
+
+// loadMark is the state before the edits of (e).
+type loadMark struct {
+	audit     AuditOffset
+	apiserver map[string]float64
+	client    map[string]float64
+	proc      ProcStats
+}
+
+func (b *Bench) beginLoad(ctx context.Context, r *Ripple) loadMark {
+	m := loadMark{audit: b.cluster.AuditMark()}
+	m.apiserver, _ = APIServerRequests(ctx, b.cs)
+	if s, err := r.Metrics(ctx); err == nil {
+		m.client = s.Counts("rest_client_requests_total", "method")
+	}
+	m.proc, _ = r.Proc()
+	return m
+}
+
+func (b *Bench) endLoad(ctx context.Context, r *Ripple, m loadMark, edits []Edit) error {
+	proc, err := r.Proc()
+	if err != nil {
+		return err
+	}
+	// Give the audit log a moment for requests that ended with the edits.
+	time.Sleep(500 * time.Millisecond)
+	audit, err := b.cluster.AuditCounts(m.audit)
+	if err != nil {
+		return err
+	}
+	apis, err := APIServerRequests(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	s, err := r.Metrics(ctx)
+	if err != nil {
+		return err
+	}
+	client := Diff(m.client, s.Counts("rest_client_requests_total", "method"))
+	server := Diff(m.apiserver, apis)
+	n := len(edits)
+	affected := Affected(edits)
+	const scen = "(e) under (b) --debounce=0"
+	patches := audit["patch deployments"]
+	b.report.add(Row{Scenario: scen, Measure: "PATCH deployments (audit, ripple's user)", Ripple: fmt.Sprintf("%.0f", patches),
+		Target: fmt.Sprintf("= %d affected", affected), Pass: pass(patches == float64(affected))})
+	var lists, gets float64
+	for k, v := range audit {
+		switch {
+		case verbOf(k) == "list":
+			lists += v
+		case k == "get deployments" || k == "get statefulsets" || k == "get daemonsets":
+			gets += v
+		}
+	}
+	b.report.add(Row{Scenario: scen, Measure: "LISTs (audit)", Ripple: fmt.Sprintf("%.0f", lists), Target: "0", Pass: pass(lists == 0)})
+	b.report.add(Row{Scenario: scen, Measure: "GETs of workloads (audit)", Ripple: fmt.Sprintf("%.0f", gets), Target: "0", Pass: pass(gets == 0)})
+	b.report.add(Row{Scenario: scen, Measure: "PATCH deployments (apiserver_request_total)",
+		Ripple: fmt.Sprintf("%.0f", server["PATCH deployments"]), Target: fmt.Sprintf("= %d affected", affected),
+		Pass: pass(server["PATCH deployments"] == float64(affected))})
+	b.report.add(Row{Scenario: scen, Measure: "PATCHes (ripple rest_client_requests_total)",
+		Ripple: fmt.Sprintf("%.0f", client["PATCH"]), Target: fmt.Sprintf("= %d affected", affected),
+		Pass: pass(client["PATCH"] == float64(affected))})
+	cpu := (proc.CPU - m.proc.CPU) / time.Duration(max(n, 1))
+	b.report.add(Row{Scenario: scen, Measure: "ripple CPU per edit (utime+stime)", Ripple: ms(cpu),
+		Target: "<= 10ms", Pass: pass(cpu <= 10*time.Millisecond)})
+	b.report.note("(e) %d edits, %d affected workloads; ripple's requests in the audit log: %s", n, affected, FormatCounts(audit))
+	b.report.note("(e) apiserver_request_total over the edits, all clients (the bench's edits included): %s", FormatCounts(server))
+	b.report.note("(e) ripple's rest_client_requests_total over the edits: %s", FormatCounts(client))
+	return nil
+}
+
+// restart is (f): ripple stopped and started again with nothing changed
+// writes nothing; one ConfigMap edited while it was down rolls exactly the
+// workloads that use it, once.
+func (b *Bench) restart(ctx context.Context, e *env, r *Ripple, cms []string) error {
+	const scen = "(f) restart under (b)"
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	mark := b.cluster.AuditMark()
+	rolls := e.tracker.Mark()
+	start := time.Now()
+	r, err := b.startRipple(ctx, e, "restart")
+	if err != nil {
+		return err
+	}
+	converged := time.Since(start)
+	time.Sleep(500 * time.Millisecond)
+	audit, err := b.cluster.AuditCounts(mark)
+	if err != nil {
+		return errors.Join(err, r.Stop())
+	}
+	writes := Writes(audit)
+	b.report.add(Row{Scenario: scen, Measure: "writes after a restart, nothing changed", Ripple: fmt.Sprintf("%.0f (idle after %s)", writes, converged.Round(time.Millisecond)),
+		Target: "0", Pass: pass(writes == 0 && len(e.tracker.RollsSince(rolls)) == 0)})
+	b.report.note("(f) requests of a restart with nothing changed: %s", FormatCounts(audit))
+	if err := r.Stop(); err != nil {
+		return err
+	}
+
+	cm := cmName(len(cms) % e.layout.ConfigMaps)
+	rolls = e.tracker.Mark()
+	ed := b.rippleEditor(e, nil, 0)
+	t0, err := ed.EditConfigMap(ctx, cm)
+	if err != nil {
+		return err
+	}
+	r, err = b.startRipple(ctx, e, "edited-while-down")
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	_, werr := e.tracker.WaitRolled(wctx, rolls, DigestAnnotation, e.users[cm])
+	cancel()
+	if werr == nil {
+		werr = b.idle(ctx, e, r, time.Second)
+	}
+	edit := Judge(cm, t0, e.users[cm], e.tracker.RollsSince(rolls), DigestAnnotation)
+	msg := Correctness([]Edit{edit})
+	val := fmt.Sprintf("%d of %d rolled once, nothing else", edit.Affected-len(edit.Missing), edit.Affected)
+	if msg != "" {
+		val = msg
+	}
+	b.report.add(Row{Scenario: scen, Measure: "edited while down: affected rolled once, nothing else", Ripple: val,
+		Target: "exact", Pass: pass(msg == "" && werr == nil)})
+	return r.Stop()
+}
+
+// fanout is (d): one ConfigMap used by 1,000 Deployments, default flags.
+func (b *Bench) fanout(ctx context.Context) error {
+	const scen = "(d) 1 ConfigMap, 1,000 users, default flags"
+	e, err := b.setup(ctx, Layout{Workloads: 1000, ConfigMaps: 1})
+	if err != nil {
+		return err
+	}
+	cms := editTargets(b.cfg.FanoutEdits, 1)
+	// Long enough for a client's token bucket (burst 200 at 100/s) to refill
+	// between edits, for the floor and ripple alike.
+	const settle = 2500 * time.Millisecond
+	floorEdits, err := b.floor(ctx, e, cms, settle)
+	if err != nil {
+		return err
+	}
+	_, fl := Latencies(floorEdits)
+	r, err := b.startRipple(ctx, e, "default")
+	if err != nil {
+		return err
+	}
+	edits, err := b.rippleEditor(e, r, settle).Run(ctx, cms)
+	if err != nil {
+		return errors.Join(err, r.Stop())
+	}
+	b.noteProc(scen, r)
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	_, rl := Latencies(edits)
+	b.cfg.Logf("fan-out: floor all rolled p50 %s, ripple %s", ms(fl.P50), ms(rl.P50))
+	b.correctness(scen, edits)
+	b.ratioRow(scen, "all 1,000 rolled, p50", rl.P50, fl.P50, 2)
+	b.ratioRow(scen, "all 1,000 rolled, max", rl.Max, fl.Max, 2)
+	return b.teardown(ctx, e)
+}
+
+// memory is (c): ripple's peak RSS with many unused ConfigMaps and Secrets.
+func (b *Bench) memory(ctx context.Context) error {
+	const scen = "(c) W=100 C=10 + 5,000 unused 10KiB ConfigMaps + 2,000 unused 4KiB Secrets"
+	e, err := b.setup(ctx, Layout{Workloads: 100, ConfigMaps: 10,
+		UnusedConfigMaps: 5000, UnusedConfigMapBytes: 10 << 10, UnusedSecrets: 2000, UnusedSecretBytes: 4 << 10})
+	if err != nil {
+		return err
+	}
+	r, err := b.startRipple(ctx, e, "default")
+	if err != nil {
+		return err
+	}
+	atReady, err := r.Proc()
+	if err != nil {
+		return errors.Join(err, r.Stop())
+	}
+	edits, err := b.rippleEditor(e, r, 300*time.Millisecond).Run(ctx, editTargets(b.cfg.Edits, 10))
+	if err != nil {
+		return errors.Join(err, r.Stop())
+	}
+	after, err := r.Proc()
+	if err != nil {
+		return errors.Join(err, r.Stop())
+	}
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	b.correctness(scen, edits)
+	b.report.add(Row{Scenario: scen, Measure: "ripple peak RSS (VmHWM) after the edits", Ripple: mib(after.HWM),
+		Target: "<= 40MiB", Pass: pass(after.HWM <= 40<<20)})
+	b.report.note("(c) VmHWM %s and VmRSS %s once ready and idle; VmRSS %s after %d edits", mib(atReady.HWM), mib(atReady.RSS), mib(after.RSS), len(edits))
+	return b.teardown(ctx, e)
+}
+
+// RippleBinary returns path if it names an executable, else an error that
+// says how to build it.
+func RippleBinary(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("no ripple binary at %s: run `make build`", abs)
+	}
+	return abs, nil
+}

@@ -1,0 +1,60 @@
+// Command bench runs ripple's benchmarks on a local control plane and prints
+// a table of results, each row PASS or FAIL against its target. See the
+// package test/bench for what is measured and how.
+//
+//	go run ./test/bench/cmd/bench -ripple bin/ripple -out /tmp/readme-performance.md
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ripple-controller/ripple/test/bench"
+)
+
+func main() {
+	ripple := flag.String("ripple", "bin/ripple", "the built ripple binary (make build)")
+	scenarios := flag.String("scenarios", "abcdef", "scenarios to run: a, b (with e and f), c, d")
+	edits := flag.Int("edits", 30, "ConfigMap edits per latency phase")
+	fanoutEdits := flag.Int("fanout-edits", 10, "edits of the one ConfigMap in scenario d")
+	out := flag.String("out", "", "also write the report as Markdown to this file")
+	strict := flag.Bool("strict", false, "exit 1 when a row fails")
+	flag.Parse()
+
+	bin, err := bench.RippleBinary(*ripple)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	}
+	rep, err := bench.Run(ctx, bench.Config{RippleBin: bin, Scenarios: *scenarios, Edits: *edits, FanoutEdits: *fanoutEdits, Logf: logf})
+	rep.Command = "make bench (" + strings.Join(os.Args, " ") + ")"
+	fmt.Print(rep.Text())
+	for _, n := range rep.Notes {
+		fmt.Println("note:", n)
+	}
+	if *out != "" {
+		if werr := os.WriteFile(*out, []byte(rep.Markdown()), 0o644); werr != nil {
+			fmt.Fprintln(os.Stderr, "bench:", werr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	failed := rep.Failed()
+	fmt.Printf("%d rows, %d failed\n", len(rep.Rows), len(failed))
+	if *strict && len(failed) > 0 {
+		os.Exit(1)
+	}
+}

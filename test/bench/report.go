@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Row is one line of the results table.
+type Row struct {
+	Scenario, Measure   string
+	Ripple, Floor, Rate string
+	Target              string
+	// Pass is nil for a row that only informs.
+	Pass *bool
+}
+
+// Report is the outcome of one bench run.
+type Report struct {
+	Command  string
+	Machine  string
+	Started  time.Time
+	Duration time.Duration
+	Rows     []Row
+	Notes    []string
+}
+
+func (r *Report) add(row Row) { r.Rows = append(r.Rows, row) }
+
+func (r *Report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// Failed lists the rows that failed.
+func (r *Report) Failed() []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Pass != nil && !*row.Pass {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func verdict(p *bool) string {
+	switch {
+	case p == nil:
+		return "info"
+	case *p:
+		return "PASS"
+	default:
+		return "FAIL"
+	}
+}
+
+// Text renders the table for a terminal.
+func (r *Report) Text() string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "scenario\tmeasure\tripple\tfloor\tratio\ttarget\tresult")
+	for _, row := range r.Rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Scenario, row.Measure, dash(row.Ripple), dash(row.Floor), dash(row.Rate), dash(row.Target), verdict(row.Pass))
+	}
+	_ = w.Flush()
+	return b.String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Markdown renders the report as a Markdown document.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ripple performance\n\n")
+	fmt.Fprintf(&b, "Run `%s` on %s, started %s, took %s.\n\n", r.Command, r.Machine, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Second))
+	fmt.Fprintln(&b, "| scenario | measure | ripple | floor | ratio | target | result |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|")
+	for _, row := range r.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", row.Scenario, row.Measure, dash(row.Ripple), dash(row.Floor), dash(row.Rate), dash(row.Target), verdict(row.Pass))
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(&b, "\nNotes:")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+// Machine describes the machine the bench runs on.
+func Machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && k == "MemTotal" {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+				mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+			}
+		}
+	}
+	return fmt.Sprintf("%s/%s, %d CPUs (%s)%s, %s, load average %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), model, mem, runtime.Version(), LoadAverage())
+}
+
+// LoadAverage is the 1, 5 and 15 minute load average.
+func LoadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20)) }
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func pass(b bool) *bool { return &b }

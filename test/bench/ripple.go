@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Ripple is the built ripple binary run as a child process.
+type Ripple struct {
+	Bin        string
+	Kubeconfig string
+	LogPath    string
+	// Args are added to --kubeconfig and the metrics and probe addresses.
+	Args []string
+
+	MetricsAddr, ProbeAddr string
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// Start starts ripple and waits until /readyz answers 200.
+func (r *Ripple) Start(ctx context.Context) error {
+	var err error
+	if r.MetricsAddr, err = freeAddr(); err != nil {
+		return err
+	}
+	if r.ProbeAddr, err = freeAddr(); err != nil {
+		return err
+	}
+	args := append([]string{
+		"--kubeconfig=" + r.Kubeconfig,
+		"--metrics-bind-address=" + r.MetricsAddr,
+		"--health-probe-bind-address=" + r.ProbeAddr,
+	}, r.Args...)
+	log, err := os.OpenFile(r.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	fmt.Fprintf(log, "=== %s %s\n", r.Bin, strings.Join(args, " "))
+	r.cmd = exec.Command(r.Bin, args...)
+	r.cmd.Stdout, r.cmd.Stderr = log, log
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", r.Bin, err)
+	}
+	r.exited = make(chan struct{})
+	go func() { _ = r.cmd.Wait(); close(r.exited) }()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		resp, err := http.Get("http://" + r.ProbeAddr + "/readyz")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-r.exited:
+			return fmt.Errorf("ripple exited before it was ready; log in %s", r.LogPath)
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), r.Stop())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.Join(fmt.Errorf("ripple not ready after 5 minutes; log in %s", r.LogPath), r.Stop())
+		}
+	}
+}
+
+// Pid is the process id of the running ripple.
+func (r *Ripple) Pid() int { return r.cmd.Process.Pid }
+
+// Stop sends SIGTERM and waits for ripple to exit, killing it after 30s.
+func (r *Ripple) Stop() error {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return nil
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+	}
+	r.cmd = nil
+	return nil
+}
+
+// Metrics scrapes ripple's metrics endpoint.
+func (r *Ripple) Metrics(ctx context.Context) (Samples, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return ParseSamples(resp.Body)
+}
+
+// ProcStats is what /proc says of a process.
+type ProcStats struct {
+	// CPU is user plus system time.
+	CPU time.Duration
+	// HWM is the peak resident set size, RSS the current one.
+	HWM, RSS int64
+}
+
+// Proc reads ripple's CPU time and memory from /proc.
+func (r *Ripple) Proc() (ProcStats, error) { return readProc(r.Pid()) }
+
+// clockTicks is USER_HZ, 100 on every Linux platform Go supports.
+const clockTicks = 100
+
+func readProc(pid int) (ProcStats, error) {
+	var p ProcStats
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return p, err
+	}
+	// Fields after the command, which is in parentheses and may hold spaces.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+	f := strings.Fields(rest)
+	// utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	p.CPU = time.Duration(ut+st) * time.Second / clockTicks
+	status, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return p, err
+	}
+	defer status.Close()
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmHWM":
+			p.HWM = kb << 10
+		case "VmRSS":
+			p.RSS = kb << 10
+		}
+	}
+	return p, sc.Err()
+}
