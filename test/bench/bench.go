@@ -340,7 +340,7 @@ func (b *Bench) ratioRow(scen, what string, rp, fl time.Duration, most float64) 
 func (b *Bench) windowRow(scen, what string, rp, fl time.Duration) {
 	limit := DefaultDebounce + 2*fl
 	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(rp), Floor: ms(fl),
-		Rate: fmt.Sprintf("%.2fx", ratio(rp-DefaultDebounce, fl)) + " after 1s",
+		Rate:   fmt.Sprintf("%.2fx", ratio(rp-DefaultDebounce, fl)) + " after 1s",
 		Target: "<= 1s + 2x floor = " + ms(limit), Pass: pass(fl > 0 && rp <= limit)})
 }
 
