@@ -50,6 +50,11 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err := addProbes(mgr); err != nil {
 		return nil, err
 	}
+	if opts.EnableHA {
+		if err := mgr.Add(leaderNotice{mgr: mgr}); err != nil {
+			return nil, fmt.Errorf("adding the leader notice: %w", err)
+		}
+	}
 	return mgr, nil
 }
 
@@ -134,6 +139,18 @@ func (s syncWatcher) Start(ctx context.Context) error {
 	if s.mgr.GetCache().WaitForCacheSync(ctx) {
 		s.synced.Store(true)
 	}
+	<-ctx.Done()
+	return nil
+}
+
+// leaderNotice logs when this replica becomes the leader, so that whoever
+// reads the logs of an HA installation knows which replica acts.
+type leaderNotice struct{ mgr ctrl.Manager }
+
+func (leaderNotice) NeedLeaderElection() bool { return true }
+
+func (n leaderNotice) Start(ctx context.Context) error {
+	n.mgr.GetLogger().Info("Elected leader; rolling workloads from now on")
 	<-ctx.Done()
 	return nil
 }

@@ -97,7 +97,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&k.SecretReload, "secret-annotation", k.SecretReload, "Annotation listing Secret names (anchored regular expressions) that trigger a workload.")
 	fs.StringVar(&k.Ignore, "ignore-annotation", k.Ignore, "Annotation on a ConfigMap or Secret that stops it triggering anything.")
 
-	fs.StringVar(&o.LogFormat, "log-format", "json", "Log format: json or text.")
+	fs.StringVar(&o.LogFormat, "log-format", "json", "Log format: json, or text (also the empty value, as in Reloader).")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "Log level: trace, debug, info, warning or error.")
 
 	fs.BoolVar(&o.EnableHA, "enable-ha", false, "Run several replicas with leader election; only the leader rolls workloads.")
@@ -152,7 +152,12 @@ func (o *Options) validate() []error {
 	fail := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: "+format, append([]any{flag}, args...)...))
 	}
-	if o.LogFormat != "json" && o.LogFormat != "text" {
+	switch o.LogFormat {
+	case "json", "text":
+	case "":
+		// Reloader's default, which means text.
+		o.LogFormat = "text"
+	default:
 		fail("log-format", "%q is not json or text", o.LogFormat)
 	}
 	if _, ok := logLevels[strings.ToLower(o.LogLevel)]; !ok {
