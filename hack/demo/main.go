@@ -131,8 +131,11 @@ func startRipple(path, kubeconfig, logDir string) (func(), error) {
 // apply creates every object in the directory's YAML files.
 func apply(ctx context.Context, k client.Client, dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no manifests in %s (%v)", dir, err)
+	if err != nil {
+		return fmt.Errorf("finding manifests in %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no manifests in %s", dir)
 	}
 	for _, f := range files {
 		if err := applyFile(ctx, k, f); err != nil {

@@ -39,63 +39,73 @@ func FuzzParse(f *testing.F) {
 		set(k.SecretExclude, secretExclude)
 
 		p := k.Parse(ann, autoReloadAll)
-
-		booleans := map[string]bool{k.Auto: true, k.ConfigMapAuto: true, k.SecretAuto: true, k.Search: true}
-		for _, pr := range p.Problems {
-			v, ok := ann[pr.Annotation]
-			if !ok {
-				t.Fatalf("Problem %v names an annotation that is not set", pr)
-			}
-			if !strings.Contains(pr.String(), pr.Annotation) {
-				t.Fatalf("Problem.String() %q does not name %s", pr.String(), pr.Annotation)
-			}
-			switch {
-			case booleans[pr.Annotation]:
-				if pr.Value != v || v == "true" || v == "false" {
-					t.Fatalf("boolean Problem %v for value %q", pr, v)
-				}
-			case pr.Annotation == k.ConfigMapReload || pr.Annotation == k.SecretReload:
-				if pr.Value == "" || !strings.Contains(v, pr.Value) {
-					t.Fatalf("reload-list Problem %v does not quote an entry of %q", pr, v)
-				}
-			default:
-				t.Fatalf("Problem %v for an annotation that cannot be invalid", pr)
-			}
-		}
-		for key := range booleans {
-			v, ok := ann[key]
-			if !ok || v == "true" || v == "false" {
-				continue
-			}
-			if !slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Annotation == key }) {
-				t.Fatalf("invalid boolean %s=%q was not reported", key, v)
-			}
-		}
-		if p.Search != (ann[k.Search] == "true") {
-			t.Fatalf("Search = %v for %q", p.Search, ann[k.Search])
-		}
-
-		obj := map[string]string{k.Ignore: objIgnore, k.Match: objMatch}
-		for _, kind := range refs.Kinds {
-			ok, v := p.Tracks(kind, objName, obj, referenced)
-			wantOK := v == VerdictReloadList || v == VerdictSearch || v == VerdictAuto
-			if ok != wantOK {
-				t.Fatalf("Tracks = %v with verdict %s", ok, v)
-			}
-			if objIgnore == "true" && v != VerdictIgnored {
-				t.Fatalf("ignored object got verdict %s", v)
-			}
-			if !referenced && (v == VerdictSearch || v == VerdictAuto) {
-				t.Fatalf("unreferenced object got verdict %s", v)
-			}
-			if v == VerdictSearch && objMatch != "true" {
-				t.Fatalf("search verdict without match=true (%q)", objMatch)
-			}
-			if ok && !p.OptedIn() {
-				t.Fatalf("a workload that is not opted in tracks %s/%s", kind, objName)
-			}
-		}
+		checkProblems(t, k, ann, p)
+		checkTracks(t, p, k, objName, objIgnore, objMatch, referenced)
 	})
+}
+
+// checkProblems: every invalid value, and nothing else, is reported.
+func checkProblems(t *testing.T, k Keys, ann map[string]string, p Policy) {
+	t.Helper()
+	booleans := map[string]bool{k.Auto: true, k.ConfigMapAuto: true, k.SecretAuto: true, k.Search: true}
+	for _, pr := range p.Problems {
+		v, ok := ann[pr.Annotation]
+		if !ok {
+			t.Fatalf("Problem %v names an annotation that is not set", pr)
+		}
+		if !strings.Contains(pr.String(), pr.Annotation) {
+			t.Fatalf("Problem.String() %q does not name %s", pr.String(), pr.Annotation)
+		}
+		switch {
+		case booleans[pr.Annotation]:
+			if pr.Value != v || v == "true" || v == "false" {
+				t.Fatalf("boolean Problem %v for value %q", pr, v)
+			}
+		case pr.Annotation == k.ConfigMapReload || pr.Annotation == k.SecretReload:
+			if pr.Value == "" || !strings.Contains(v, pr.Value) {
+				t.Fatalf("reload-list Problem %v does not quote an entry of %q", pr, v)
+			}
+		default:
+			t.Fatalf("Problem %v for an annotation that cannot be invalid", pr)
+		}
+	}
+	for key := range booleans {
+		v, ok := ann[key]
+		if !ok || v == "true" || v == "false" {
+			continue
+		}
+		if !slices.ContainsFunc(p.Problems, func(pr Problem) bool { return pr.Annotation == key }) {
+			t.Fatalf("invalid boolean %s=%q was not reported", key, v)
+		}
+	}
+	if p.Search != (ann[k.Search] == "true") {
+		t.Fatalf("Search = %v for %q", p.Search, ann[k.Search])
+	}
+}
+
+// checkTracks: the verdicts follow the documented precedence.
+func checkTracks(t *testing.T, p Policy, k Keys, objName, objIgnore, objMatch string, referenced bool) {
+	t.Helper()
+	obj := map[string]string{k.Ignore: objIgnore, k.Match: objMatch}
+	for _, kind := range refs.Kinds {
+		ok, v := p.Tracks(kind, objName, obj, referenced)
+		wantOK := v == VerdictReloadList || v == VerdictSearch || v == VerdictAuto
+		if ok != wantOK {
+			t.Fatalf("Tracks = %v with verdict %s", ok, v)
+		}
+		if objIgnore == "true" && v != VerdictIgnored {
+			t.Fatalf("ignored object got verdict %s", v)
+		}
+		if !referenced && (v == VerdictSearch || v == VerdictAuto) {
+			t.Fatalf("unreferenced object got verdict %s", v)
+		}
+		if v == VerdictSearch && objMatch != "true" {
+			t.Fatalf("search verdict without match=true (%q)", objMatch)
+		}
+		if ok && !p.OptedIn() {
+			t.Fatalf("a workload that is not opted in tracks %s/%s", kind, objName)
+		}
+	}
 }
 
 // FuzzNameList checks that reload lists are anchored: a literal entry

@@ -1,10 +1,11 @@
 package controller
 
 import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // refIndex is the field index from config objects to the workloads that may

@@ -175,7 +175,7 @@ func (o *Options) validate() []error {
 	if o.Workers <= 0 {
 		fail("workers", "%d must be positive", o.Workers)
 	}
-	if o.EnableHA && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
+	if o.EnableHA && (o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0) {
 		fail("leader-election-lease-duration", "lease duration (%s) must exceed the renew deadline (%s), which must exceed the retry period (%s)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
 	}
 	if ns, name, ok := strings.Cut(o.HMACKeySecret, "/"); o.HMACKeySecret != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
