@@ -113,6 +113,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
+	compatible(fs)
 	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", "", "namespace/name of a Secret whose data key \"key\" keys the digests ripple writes. Empty uses an empty key, which lets anyone who can read workloads test guesses of a Secret value.")
 }
 
@@ -265,4 +266,17 @@ func ParseSelector(s string) (labels.Selector, error) {
 		return nil, fmt.Errorf("%q is not a label selector: %w", s, err)
 	}
 	return sel, nil
+}
+
+// compatible accepts Reloader flags whose job ripple always does its own
+// way, so that a Reloader command line starts ripple unchanged.
+func compatible(fs *pflag.FlagSet) {
+	fs.String("reload-strategy", "annotations", "Accepted for Reloader compatibility: ripple always rolls through its pod-template annotation.")
+	fs.Bool("sync-after-restart", false, "Accepted for Reloader compatibility: ripple always converges after a restart, without rolling what did not change.")
+	for name, why := range map[string]string{
+		"reload-strategy":    "ripple always rolls through its pod-template annotation",
+		"sync-after-restart": "ripple always converges after a restart",
+	} {
+		_ = fs.MarkDeprecated(name, why)
+	}
 }
