@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -175,26 +176,30 @@ func (r *Reconciler) roll(ctx context.Context, obj client.Object, next record, c
 	if err := r.patch(ctx, obj, next, sum); err != nil {
 		if !apierrors.IsConflict(err) {
 			reloadsTotal.WithLabelValues(r.Kind.Name, "error").Inc()
-			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
+			r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
 		}
 		return outcome{}, err
 	}
 	reloadsTotal.WithLabelValues(r.Kind.Name, "success").Inc()
-	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
+	r.event(obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	logf.FromContext(ctx).Info("Rolled workload", "changed", names, "digest", sum)
 	return outcome{rolled: true}, nil
 }
 
-// describe names the changed objects for an Event, which must stay short.
+// describe names the changed objects for an Event, which must stay short:
+// at most five names and about half the note's limit, then how many more.
 func describe(causes []refs.Ref) string {
-	const most = 5
+	const most, budget = 5, noteLimit / 2
 	parts := make([]string, 0, most+1)
+	size := 0
 	for i, c := range causes {
-		if i == most {
-			parts = append(parts, fmt.Sprintf("and %d more", len(causes)-most))
+		name := c.String()
+		if i == most || (i > 0 && size+len(name) > budget) {
+			parts = append(parts, fmt.Sprintf("and %d more", len(causes)-i))
 			break
 		}
-		parts = append(parts, c.String())
+		parts = append(parts, name)
+		size += len(name) + len(", ")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -220,8 +225,31 @@ func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, t
 func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {
 	for _, p := range problems {
 		logf.FromContext(ctx).Info("Ignoring an invalid annotation value", "annotation", p.Annotation, "value", p.Value, "reason", p.Reason)
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonInvalidAnnotation, "Parse", "%s", p.String())
+		r.event(obj, corev1.EventTypeWarning, ReasonInvalidAnnotation, "Parse", "%s", p.String())
 	}
+}
+
+// noteLimit is the most bytes the API server accepts in an Event's note: it
+// rejects a longer note, and the Event is lost. Five 253-character names or
+// a long invalid annotation value exceed it.
+const noteLimit = 1024
+
+// event emits an Event whose note is shortened to fit noteLimit.
+func (r *Reconciler) event(obj client.Object, eventtype, reason, action, format string, args ...any) {
+	r.Recorder.Eventf(obj, nil, eventtype, reason, action, "%s", shorten(fmt.Sprintf(format, args...), noteLimit))
+}
+
+// shorten cuts s to at most limit bytes, at a rune boundary, marking the cut.
+func shorten(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const mark = "..."
+	cut := limit - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 func (r *Reconciler) namespaceSelected(ctx context.Context, namespace string) (bool, error) {
