@@ -59,8 +59,14 @@ func TestControlPlaneServesAndCleansUp(t *testing.T) {
 	if _, err := client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
 		t.Fatalf("getting the default namespace: %v", err)
 	}
-	if err := c.Stop(); err != nil {
+	// A controller under test often still watches when the suite ends.
+	w, err := client.CoreV1().ConfigMaps("").Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := c.Stop(); err != nil {
+		t.Fatalf("stopping with a watch open: %v", err)
 	}
 	if _, err := os.Stat(c.LogDir); !os.IsNotExist(err) {
 		t.Fatalf("log dir %s left behind after a clean stop: %v", c.LogDir, err)
@@ -85,8 +91,14 @@ func TestFullClusterCarriesOnAfterAnAPIServerRestart(t *testing.T) {
 	})
 	client := kubernetes.NewForConfigOrDie(c.Config)
 
+	// The controller manager, the scheduler and kwok all watch; the API
+	// server must still go at once, not after its minute of grace.
+	start := time.Now()
 	if err := c.APIServer.Stop(); err != nil {
 		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= stopGrace {
+		t.Fatalf("kube-apiserver took %s to stop, so it was killed", took)
 	}
 	if _, err := client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err == nil {
 		t.Fatal("the API server still answers after Stop")

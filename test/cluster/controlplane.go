@@ -74,6 +74,11 @@ func StartControlPlane() (*ControlPlane, error) {
 	api := c.env.ControlPlane.GetAPIServer()
 	api.Path = bins["kube-apiserver"]
 	api.Out, api.Err = apiLog, apiLog
+	// Without these, envtest's 20 s stop timeout expires whenever a client
+	// such as a controller under test still has a watch open.
+	for _, f := range quickShutdown {
+		api.Configure().Set(f.name, f.value)
+	}
 
 	cfg, err := c.env.Start()
 	if err != nil {

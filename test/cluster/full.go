@@ -58,6 +58,16 @@ var controllers = []string{
 	"root-ca-certificate-publisher-controller",
 }
 
+// quickShutdown are kube-apiserver flags that make it end its clients'
+// watches and exit within seconds of SIGTERM. By default its HTTP server
+// waits up to --request-timeout, a minute, for watches to end, and every
+// controller and test client holds some open; an API server that a test
+// stops should be gone at once.
+var quickShutdown = []struct{ name, value string }{
+	{"shutdown-watch-termination-grace-period", "2s"},
+	{"shutdown-send-retry-after", "true"},
+}
+
 // Options configure StartFull. The zero value is a valid configuration.
 type Options struct {
 	// Nodes is the number of fake Ready nodes; zero means 2.
@@ -198,26 +208,26 @@ func (c *Cluster) configure(bins map[string]string, kwok string, stages []string
 		"--unsafe-no-fsync",
 		"--log-level=warn",
 	)
-	c.APIServer = c.process("kube-apiserver", bins["kube-apiserver"], apiServerProbe(client),
-		"--etcd-servers="+etcdURL,
+	apiArgs := []string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort),
-		"--tls-cert-file="+pki.path("apiserver.crt"),
-		"--tls-private-key-file="+pki.path("apiserver.key"),
-		"--client-ca-file="+pki.path("ca.crt"),
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--tls-cert-file=" + pki.path("apiserver.crt"),
+		"--tls-private-key-file=" + pki.path("apiserver.key"),
+		"--client-ca-file=" + pki.path("ca.crt"),
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+pki.path("sa.pub"),
-		"--service-account-signing-key-file="+pki.path("sa.key"),
-		"--service-cluster-ip-range="+serviceCIDR,
+		"--service-account-key-file=" + pki.path("sa.pub"),
+		"--service-account-signing-key-file=" + pki.path("sa.key"),
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=RBAC",
 		"--allow-privileged=true",
 		"--profiling=false",
-	)
-	// Its HTTP server waits up to --request-timeout (a minute) for clients'
-	// watches to end before it exits; a test that stops it wants it gone
-	// now, as after a crash, and etcd keeps everything it knew.
-	c.APIServer.stopGrace = 3 * time.Second
+	}
+	for _, f := range quickShutdown {
+		apiArgs = append(apiArgs, "--"+f.name+"="+f.value)
+	}
+	c.APIServer = c.process("kube-apiserver", bins["kube-apiserver"], apiServerProbe(client), apiArgs...)
 	// The controller manager and the scheduler serve health checks over TLS
 	// with certificates they make up in their cert dirs; the probes only ask
 	// whether they answer, on loopback, so they need not verify them.

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// defaultStopGrace is how long a component gets to exit after SIGTERM
-// before it is killed; on loopback a clean exit takes a second or two.
-const defaultStopGrace = 10 * time.Second
+// stopGrace is how long a component gets to exit after SIGTERM before it is
+// killed; on loopback a clean exit takes a few seconds at most.
+const stopGrace = 10 * time.Second
 
 // Process is one component of a Cluster run as a child process. It can be
 // stopped and started again any number of times with the same arguments, so
@@ -30,8 +30,6 @@ type Process struct {
 	// healthy reports whether the started process serves; it is polled
 	// until it returns nil.
 	healthy func(ctx context.Context) error
-	// stopGrace overrides defaultStopGrace when set.
-	stopGrace time.Duration
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -161,14 +159,10 @@ func (p *Process) Stop() error {
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stopping %s: %w", p.name, err)
 	}
-	grace := p.stopGrace
-	if grace == 0 {
-		grace = defaultStopGrace
-	}
 	select {
 	case <-exited:
 		return nil
-	case <-time.After(grace):
+	case <-time.After(stopGrace):
 	}
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("killing %s: %w", p.name, err)

@@ -1,0 +1,95 @@
+# ripple's developer entry points; `make` lists them. CI runs `make test`
+# (.ci/run). Each phase prints how long it took, so CI logs show where the
+# time goes.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+MODULE  := github.com/ripple-controller/ripple
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GO      ?= go
+BIN     := $(CURDIR)/bin
+
+# The control plane the tests run: what hack/build-{etcd,kube}.sh build,
+# unless KUBEBUILDER_ASSETS already names a directory of such binaries.
+ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
+KUBEBUILDER_ASSETS := $(shell bash hack/assets-dir.sh)
+endif
+export KUBEBUILDER_ASSETS
+
+# $(call phase,NAME,COMMAND) runs COMMAND and prints how long it took, also
+# when it fails. COMMAND must not contain commas.
+define phase
+(start=$$(date +%s); echo ">>> $(1)"; rc=0; $(2) || rc=$$?; \
+ echo "<<< $(1): $$(($$(date +%s) - start))s$$( ((rc == 0)) || echo ", FAILED with exit $$rc")"; exit $$rc)
+endef
+
+##@ Development
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN { FS = ":.*## " } \
+		/^##@/ { printf "\n%s\n", substr($$0, 5) } \
+		/^[a-zA-Z0-9_-]+:.*## / { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/ripple, stamped with VERSION
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X $(MODULE)/internal/version.Version=$(VERSION)' -o $(BIN)/ripple ./cmd/ripple
+
+.PHONY: fmt
+fmt: ## Format the Go code
+	$(GO) fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet
+	$(GO) vet ./...
+
+.PHONY: lint
+lint: ## Run golangci-lint (.golangci.yml)
+	@bash hack/build-golangci-lint.sh
+	$(BIN)/golangci-lint run ./...
+
+##@ Tests
+
+.PHONY: test
+test: tools test-unit test-integration test-e2e ## Build the tools, then run every test (what CI runs)
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests, with the race detector
+	@$(call phase,unit tests,$(GO) test -race -timeout=20m ./internal/... ./cmd/...)
+
+# Everything under test/ but the e2e suite: the integration suites on
+# etcd and kube-apiserver, and the tests of the test support and charts.
+.PHONY: test-integration
+test-integration: ## Run the integration tests (needs `make tools`), with the race detector
+	@$(call phase,integration tests,$(GO) test -race -count=1 -timeout=30m $$($(GO) list ./test/... | grep -v /test/e2e))
+
+.PHONY: test-e2e
+test-e2e: ## Run the e2e specs on a full local cluster (needs `make tools`)
+	@$(call phase,e2e tests,$(GO) test -count=1 -timeout=30m ./test/e2e/...)
+
+##@ Tools and local cluster
+
+.PHONY: tools
+tools: ## Build every pinned tool of hack/ into bin/, skipping those already current
+	@for script in hack/build-*.sh; do $(call phase,$${script},bash $${script}); done
+
+.PHONY: helm
+helm: ## Build bin/helm
+	@bash hack/build-helm.sh
+
+.PHONY: cluster-up
+cluster-up: ## Start a full local cluster in the background and print its KUBECONFIG
+	@bash hack/local-cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster
+	@bash hack/local-cluster.sh down
+
+.PHONY: demo
+demo: build ## Show ripple rolling out a Deployment after a ConfigMap edit, on a throwaway cluster
+	@bash hack/build-etcd.sh && bash hack/build-kube.sh && bash hack/build-kwok.sh
+	$(GO) run ./hack/demo
