@@ -89,6 +89,32 @@ func (p *Policy) Tracks(kind refs.Kind, name string, objAnnotations map[string]s
 	return false, VerdictUntracked
 }
 
+// ObjectProblems reports the ignore and match annotations of a ConfigMap or
+// Secret whose value is neither "true" nor "false", where the value matters
+// to this workload. Like a workload's, they are read strictly: such an
+// object is neither ignored nor matched, which its author did not intend.
+func (p *Policy) ObjectProblems(kind refs.Kind, name string, objAnnotations map[string]string, referenced bool) []Problem {
+	var out []Problem
+	report := func(key string) {
+		out = append(out, Problem{Annotation: key, Value: objAnnotations[key],
+			Reason: fmt.Sprintf(`on %s/%s is not "true" or "false"; ignored`, kind, name)})
+	}
+	tracked, verdict := p.Tracks(kind, name, objAnnotations, referenced)
+	if invalidBoolean(objAnnotations, p.ignoreKey) && tracked {
+		report(p.ignoreKey)
+	}
+	if invalidBoolean(objAnnotations, p.matchKey) && referenced && p.Search &&
+		verdict != VerdictIgnored && verdict != VerdictExcluded {
+		report(p.matchKey)
+	}
+	return out
+}
+
+func invalidBoolean(ann map[string]string, key string) bool {
+	v, ok := ann[key]
+	return ok && v != "true" && v != "false"
+}
+
 // Source picks the annotations that hold a workload's policy: its metadata's,
 // unless none of the workload keys is there; then its pod template's.
 func (k Keys) Source(metadata, template map[string]string) map[string]string {

@@ -71,6 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	pol := r.Opts.Keys.Parse(r.Opts.Keys.Source(obj.GetAnnotations(), tmpl.Annotations), r.Opts.AutoReloadAll)
 	r.reportProblems(ctx, obj, pol.Problems)
+	workloadProblems := len(pol.Problems)
 	recorded, hasRecord := obj.GetAnnotations()[annotations.Recorded]
 	if !pol.OptedIn() && !hasRecord {
 		return ctrl.Result{}, nil
@@ -83,6 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	current, err := r.tracked(ctx, req.Namespace, &tmpl.Spec, &pol)
+	r.reportProblems(ctx, obj, pol.Problems[workloadProblems:])
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -55,8 +55,10 @@ func (r *Reconciler) consider(ctx context.Context, ns string, ref refs.Ref, refe
 	return nil
 }
 
-// add records a cached object in out when the policy tracks it.
+// add records a cached object in out when the policy tracks it, and adds
+// the object's invalid ignore or match annotations to the policy's problems.
 func (r *Reconciler) add(ref refs.Ref, obj client.Object, referenced bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) {
+	pol.Problems = append(pol.Problems, pol.ObjectProblems(ref.Kind, ref.Name, obj.GetAnnotations(), referenced)...)
 	if ok, _ := pol.Tracks(ref.Kind, ref.Name, obj.GetAnnotations(), referenced); !ok {
 		return
 	}
