@@ -145,7 +145,7 @@ func StartFull(ctx context.Context, opts Options) (*Cluster, error) {
 		c.Nodes = append(c.Nodes, fmt.Sprintf("kwok-node-%d", i))
 	}
 	if err := c.configure(bins, kwokBin["kwok"], stages); err != nil {
-		c.KeepLogs()
+		// Nothing ran, so there are no logs worth keeping.
 		return nil, errors.Join(err, c.Stop())
 	}
 	if err := c.start(ctx); err != nil {
