@@ -40,8 +40,9 @@ build: ## Build bin/ripple, stamped with VERSION
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X $(MODULE)/internal/version.Version=$(VERSION)' -o $(BIN)/ripple ./cmd/ripple
 
 .PHONY: fmt
-fmt: ## Format the Go code
-	$(GO) fmt ./...
+fmt: ## Format the Go code as `make lint` expects (gofmt, goimports)
+	@bash hack/build-golangci-lint.sh
+	$(BIN)/golangci-lint fmt ./...
 
 .PHONY: vet
 vet: ## Run go vet
@@ -80,6 +81,15 @@ tools: ## Build every pinned tool of hack/ into bin/, skipping those already cur
 .PHONY: helm
 helm: ## Build bin/helm
 	@bash hack/build-helm.sh
+
+.PHONY: helm-lint
+helm-lint: helm ## Lint charts/ripple (helm lint --strict)
+	$(BIN)/helm lint --strict charts/ripple
+
+# Part of test-integration too (it runs every package under test/ but e2e).
+.PHONY: chart-test
+chart-test: helm ## Test charts/ripple and config/: lint, golden renders, install and apply on kube-apiserver (needs `make tools`)
+	@$(call phase,chart tests,$(GO) test -count=1 -timeout=15m ./test/chart/...)
 
 .PHONY: cluster-up
 cluster-up: ## Start a full local cluster in the background and print its KUBECONFIG
