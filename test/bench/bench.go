@@ -15,9 +15,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Config is one bench run.
@@ -30,6 +33,11 @@ type Config struct {
 	Edits, FanoutEdits int
 	// Floor is the floor's client: ripple's default QPS, burst and workers.
 	Floor FloorOptions
+	// RippleEnv is added to ripple's environment, e.g. GODEBUG=gctrace=1.
+	RippleEnv []string
+	// ProfileDir, with RippleBin a ripple-profiled, collects CPU, heap and
+	// allocs profiles of each measured phase under this directory.
+	ProfileDir string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -56,6 +64,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	ctrllog.SetLogger(logr.Discard())
 	if cfg.Floor.Workers == 0 {
 		cfg.Floor = DefaultFloor
 	}
@@ -189,7 +198,11 @@ func (b *Bench) floor(ctx context.Context, e *env, cms []string, settle time.Dur
 // Deployment and is idle.
 func (b *Bench) startRipple(ctx context.Context, e *env, name string, args ...string) (*Ripple, error) {
 	r := &Ripple{Bin: b.cfg.RippleBin, Kubeconfig: b.cluster.RippleKubeconfig,
-		LogPath: filepath.Join(b.dir, "ripple-"+e.layout.Namespace+"-"+name+".log"), Args: args}
+		LogPath: filepath.Join(b.dir, "ripple-"+e.layout.Namespace+"-"+name+".log"), Args: args,
+		Env: append([]string(nil), b.cfg.RippleEnv...)}
+	if b.cfg.ProfileDir != "" {
+		r.Env = append(r.Env, "RIPPLE_PROFILE_DIR="+filepath.Join(b.cfg.ProfileDir, e.layout.Namespace+"-"+name))
+	}
 	start := time.Now()
 	if err := r.Start(ctx); err != nil {
 		return nil, err
@@ -237,6 +250,17 @@ func (b *Bench) rippleEditor(e *env, r *Ripple, settle time.Duration) *Editor {
 		Idle: func(ctx context.Context) error { return b.idle(ctx, e, r, settle) }}
 }
 
+// profiled runs the edits between the signals that make ripple-profiled
+// profile them (harmless to bin/ripple, which is not sent them).
+func (b *Bench) profiled(ctx context.Context, r *Ripple, ed *Editor, cms []string) ([]Edit, error) {
+	if b.cfg.ProfileDir == "" {
+		return ed.Run(ctx, cms)
+	}
+	r.Signal(syscall.SIGUSR1)
+	defer r.Signal(syscall.SIGUSR2)
+	return ed.Run(ctx, cms)
+}
+
 // latencyResult is what (b) compares with (a).
 type latencyResult struct{ first, last Stats }
 
@@ -261,7 +285,7 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 		return nil, err
 	}
 	load := b.beginLoad(ctx, r)
-	edits, err := b.rippleEditor(e, r, settle).Run(ctx, cms)
+	edits, err := b.profiled(ctx, r, b.rippleEditor(e, r, settle), cms)
 	if err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}
@@ -296,7 +320,7 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 	if err != nil {
 		return nil, err
 	}
-	edits, err = b.rippleEditor(e, r, settle).Run(ctx, cms)
+	edits, err = b.profiled(ctx, r, b.rippleEditor(e, r, settle), cms)
 	if err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}
@@ -501,7 +525,7 @@ func (b *Bench) fanout(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	edits, err := b.rippleEditor(e, r, settle).Run(ctx, cms)
+	edits, err := b.profiled(ctx, r, b.rippleEditor(e, r, settle), cms)
 	if err != nil {
 		return errors.Join(err, r.Stop())
 	}
@@ -529,11 +553,14 @@ func (b *Bench) memory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if b.cfg.ProfileDir != "" {
+		r.Signal(syscall.SIGUSR2) // heap-0 and allocs-0: what startup allocated and what it keeps
+	}
 	atReady, err := r.Proc()
 	if err != nil {
 		return errors.Join(err, r.Stop())
 	}
-	edits, err := b.rippleEditor(e, r, 300*time.Millisecond).Run(ctx, editTargets(b.cfg.Edits, 10))
+	edits, err := b.profiled(ctx, r, b.rippleEditor(e, r, 300*time.Millisecond), editTargets(b.cfg.Edits, 10))
 	if err != nil {
 		return errors.Join(err, r.Stop())
 	}

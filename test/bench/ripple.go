@@ -23,6 +23,8 @@ type Ripple struct {
 	LogPath    string
 	// Args are added to --kubeconfig and the metrics and probe addresses.
 	Args []string
+	// Env is added to the bench's environment.
+	Env []string
 
 	MetricsAddr, ProbeAddr string
 
@@ -61,6 +63,7 @@ func (r *Ripple) Start(ctx context.Context) error {
 	fmt.Fprintf(log, "=== %s %s\n", r.Bin, strings.Join(args, " "))
 	r.cmd = exec.Command(r.Bin, args...)
 	r.cmd.Stdout, r.cmd.Stderr = log, log
+	r.cmd.Env = append(os.Environ(), r.Env...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", r.Bin, err)
@@ -87,6 +90,13 @@ func (r *Ripple) Start(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return errors.Join(fmt.Errorf("ripple not ready after 5 minutes; log in %s", r.LogPath), r.Stop())
 		}
+	}
+}
+
+// Signal sends sig to ripple, e.g. to start or stop ripple-profiled's profiles.
+func (r *Ripple) Signal(sig os.Signal) {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Signal(sig)
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Smoke checks ripple's correctness at a small scale, not its speed: W=200
@@ -16,6 +19,7 @@ func Smoke(ctx context.Context, cfg Config) error {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	ctrllog.SetLogger(logr.Discard())
 	if cfg.Edits == 0 {
 		cfg.Edits = 10
 	}

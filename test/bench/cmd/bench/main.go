@@ -24,6 +24,8 @@ func main() {
 	edits := flag.Int("edits", 30, "ConfigMap edits per latency phase")
 	fanoutEdits := flag.Int("fanout-edits", 10, "edits of the one ConfigMap in scenario d")
 	out := flag.String("out", "", "also write the report as Markdown to this file")
+	rippleEnv := flag.String("ripple-env", "", "space-separated VAR=value pairs added to ripple's environment, e.g. GODEBUG=gctrace=1 GOMEMLIMIT=30MiB")
+	profileDir := flag.String("profile-dir", "", "with -ripple naming a ripple-profiled build, write CPU, heap and allocs profiles of each phase here")
 	strict := flag.Bool("strict", false, "exit 1 when a row fails")
 	flag.Parse()
 
@@ -37,7 +39,8 @@ func main() {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 	}
-	rep, err := bench.Run(ctx, bench.Config{RippleBin: bin, Scenarios: *scenarios, Edits: *edits, FanoutEdits: *fanoutEdits, Logf: logf})
+	rep, err := bench.Run(ctx, bench.Config{RippleBin: bin, Scenarios: *scenarios, Edits: *edits, FanoutEdits: *fanoutEdits,
+		RippleEnv: strings.Fields(*rippleEnv), ProfileDir: *profileDir, Logf: logf})
 	rep.Command = "make bench (" + strings.Join(os.Args, " ") + ")"
 	fmt.Print(rep.Text())
 	for _, n := range rep.Notes {

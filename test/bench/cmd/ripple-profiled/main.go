@@ -1,0 +1,134 @@
+// Command ripple-profiled is cmd/ripple with profiling hooks, for the bench
+// to find where ripple's time and memory go. It is never what the bench
+// measures against its targets (that is the built bin/ripple); it runs the
+// same options, manager and controllers, and adds, from the environment:
+//
+//	RIPPLE_PPROF_ADDR     serve net/http/pprof on this address
+//	RIPPLE_PROFILE_DIR    on SIGUSR1 start a CPU profile, on SIGUSR2 stop it and
+//	                      write it with heap and allocs profiles into this directory
+//	RIPPLE_PROFILE_START=1  start the CPU profile at once, to profile startup
+//	RIPPLE_PROTOBUF=1     talk protobuf to the API server instead of JSON
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	_ "net/http/pprof" //nolint:gosec // profiling endpoint of a bench-only binary, bound to loopback by the bench
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/ripple-controller/ripple/internal/logging"
+	"github.com/ripple-controller/ripple/internal/manager"
+	"github.com/ripple-controller/ripple/internal/options"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ripple-profiled:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if addr := os.Getenv("RIPPLE_PPROF_ADDR"); addr != "" {
+		go func() { _ = http.ListenAndServe(addr, nil) }() //nolint:gosec // no timeouts needed for a bench
+	}
+	if dir := os.Getenv("RIPPLE_PROFILE_DIR"); dir != "" {
+		if err := profileOnSignals(dir, os.Getenv("RIPPLE_PROFILE_START") == "1"); err != nil {
+			return err
+		}
+	}
+	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+	parser := options.NewParser(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	opts, err := parser.Options()
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(opts.LogFormat, opts.Verbosity())
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
+	var cfg *rest.Config
+	if opts.Kubeconfig == "" {
+		cfg, err = ctrl.GetConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	}
+	if err != nil {
+		return err
+	}
+	if os.Getenv("RIPPLE_PROTOBUF") == "1" {
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	}
+	ctx := ctrl.SetupSignalHandler()
+	mgr, err := manager.New(ctx, cfg, &opts)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting ripple-profiled")
+	return mgr.Start(ctx)
+}
+
+// profileOnSignals profiles between SIGUSR1 and SIGUSR2, numbering the files.
+func profileOnSignals(dir string, now bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var n int
+	var cpu *os.File
+	start := func() {
+		if cpu != nil {
+			return
+		}
+		n++
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", n)))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			cpu = f
+		}
+	}
+	stop := func() {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			_ = cpu.Close()
+			cpu = nil
+		}
+		for _, p := range []string{"heap", "allocs"} {
+			if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", p, n))); err == nil {
+				_ = pprof.Lookup(p).WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}
+	}
+	if now {
+		start()
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGUSR1 {
+				start()
+			} else {
+				stop()
+			}
+		}
+	}()
+	return nil
+}
