@@ -72,6 +72,20 @@ test-integration: ## Run the integration tests (needs `make tools`), with the ra
 test-e2e: ## Run the e2e specs on a full local cluster (needs `make tools`)
 	@$(call phase,e2e tests,$(GO) test -count=1 -timeout=30m ./test/e2e/...)
 
+# test/bench's TestSmoke runs the benchmark harness at W=200 and checks
+# correctness only, not speed; test-integration runs it with the rest of test/.
+.PHONY: bench-smoke
+bench-smoke: ## Run the benchmark harness at W=200, correctness only (part of test-integration)
+	@$(call phase,bench smoke,$(GO) test -race -count=1 -timeout=15m -run TestSmoke ./test/bench/)
+
+BENCH_OUT   ?= /tmp/readme-performance.md
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: build ## Benchmark ripple against a floor on a local control plane, not part of test; writes /tmp/readme-performance.md
+	@bash hack/build-etcd.sh && bash hack/build-kube.sh
+	@$(call phase,bench,$(GO) run ./test/bench/cmd/bench -ripple $(BIN)/ripple -out $(BENCH_OUT) $(BENCH_FLAGS))
+
 ##@ Tools and local cluster
 
 .PHONY: tools
