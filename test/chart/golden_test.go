@@ -229,7 +229,8 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
 		options.NewParser(fs)
 		fs.VisitAll(func(f *pflag.Flag) {
-			if !seen[f.Name] {
+			// Deprecated flags are Reloader's, accepted and ignored.
+			if !seen[f.Name] && f.Deprecated == "" {
 				missing = append(missing, f.Name)
 			}
 		})
