@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ripple-controller/ripple/internal/options"
@@ -132,6 +133,29 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		}))
 		crb := into[rbacv1.ClusterRoleBinding](objs.find("ClusterRoleBinding", "", "ripple"))
 		Expect(crb.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "ripple", Namespace: goldenNamespace}}))
+	})
+
+	It("adds a ServiceMonitor on request, and drops metrics entirely when disabled", func() {
+		_, objs := render("default", "--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.labels.release=prom")
+		sm := objs.find("ServiceMonitor", goldenNamespace, "ripple")
+		Expect(sm).NotTo(BeNil())
+		Expect(sm.GetLabels()).To(HaveKeyWithValue("release", "prom"))
+		svc := into[corev1.Service](objs.find("Service", goldenNamespace, "ripple-metrics"))
+		matchLabels, _, err := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(matchLabels).NotTo(BeEmpty())
+		for k, v := range matchLabels {
+			Expect(svc.Labels).To(HaveKeyWithValue(k, v), "the ServiceMonitor selects the metrics Service")
+		}
+		Expect(sm.Object["spec"]).To(HaveKeyWithValue("endpoints", ContainElement(HaveKeyWithValue("port", "metrics"))))
+
+		_, objs = render("default", "--set", "metrics.enabled=false", "--set", "serviceMonitor.enabled=true")
+		Expect(objs.ofKind("Service")).To(BeEmpty())
+		Expect(objs.ofKind("ServiceMonitor")).To(BeEmpty())
+		c := deploymentOf(objs).Spec.Template.Spec.Containers[0]
+		opts, _ := parseArgs(c.Args)
+		Expect(opts.MetricsAddr).To(Equal("0"))
+		Expect(c.Ports).To(ConsistOf(HaveField("Name", "health")))
 	})
 
 	It("lists and watches Namespaces only with a namespace selector", func() {
