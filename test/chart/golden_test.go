@@ -129,7 +129,7 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(objs.rules()["ClusterRole ripple"]).To(Equal([]rbacv1.PolicyRule{
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list", "watch", "patch"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		}))
 		crb := into[rbacv1.ClusterRoleBinding](objs.find("ClusterRoleBinding", "", "ripple"))
 		Expect(crb.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "ripple", Namespace: goldenNamespace}}))

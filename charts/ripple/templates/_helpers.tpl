@@ -113,8 +113,8 @@ app.kubernetes.io/component: controller
 
 {{/*
 The rules ripple needs in every namespace it watches, following its flags:
-workloads it may roll, the config objects it watches, and Events it reports
-on workloads (events.k8s.io, plus the core API for older recorders).
+workloads it may roll, the config objects it watches, and the Events it
+reports on workloads (through the events.k8s.io API).
 */}}
 {{- define "ripple.watchRules" -}}
 {{- $workloads := include "ripple.workloadResources" . | fromJsonArray }}
@@ -129,7 +129,7 @@ on workloads (events.k8s.io, plus the core API for older recorders).
 - apiGroups: [""]
   resources: {{ toJson $config }}
   verbs: ["get", "list", "watch"]
-- apiGroups: ["", "events.k8s.io"]
+- apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
 {{- end }}
