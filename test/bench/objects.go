@@ -36,6 +36,9 @@ func cmName(i int) string  { return fmt.Sprintf("cm-%d", i) }
 // knows in advance and what every edit is checked against.
 func (l Layout) Users() map[string][]string {
 	out := make(map[string][]string, l.ConfigMaps)
+	if l.ConfigMaps == 0 {
+		return out
+	}
 	for i := 0; i < l.Workloads; i++ {
 		cm := cmName(i % l.ConfigMaps)
 		out[cm] = append(out[cm], depName(i))
@@ -94,6 +97,9 @@ func (l Layout) Create(ctx context.Context, cs kubernetes.Interface) error {
 		return fmt.Errorf("creating namespace %s: %w", l.Namespace, err)
 	}
 	const workers = 32
+	if l.ConfigMaps == 0 {
+		return nil
+	}
 	err := parallel(ctx, l.ConfigMaps, workers, func(ctx context.Context, i int) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cmName(i)}, Data: map[string]string{"value": "0"}}
 		_, err := cs.CoreV1().ConfigMaps(l.Namespace).Create(ctx, cm, metav1.CreateOptions{})

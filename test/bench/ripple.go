@@ -137,8 +137,10 @@ func (r *Ripple) Metrics(ctx context.Context) (Samples, error) {
 type ProcStats struct {
 	// CPU is user plus system time.
 	CPU time.Duration
-	// HWM is the peak resident set size, RSS the current one.
-	HWM, RSS int64
+	// HWM is the peak resident set size, RSS the current one, of which
+	// Anon is anonymous memory (heap, stacks) and File mapped files (the
+	// binary's code and data).
+	HWM, RSS, Anon, File int64
 }
 
 // Proc reads ripple's CPU time and memory from /proc.
@@ -177,6 +179,10 @@ func readProc(pid int) (ProcStats, error) {
 			p.HWM = kb << 10
 		case "VmRSS":
 			p.RSS = kb << 10
+		case "RssAnon":
+			p.Anon = kb << 10
+		case "RssFile":
+			p.File = kb << 10
 		}
 	}
 	return p, sc.Err()
