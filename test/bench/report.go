@@ -80,6 +80,7 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ripple performance\n\n")
 	fmt.Fprintf(&b, "Run `%s` on %s, started %s, took %s.\n\n", r.Command, r.Machine, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Second))
+	b.WriteString(method)
 	fmt.Fprintln(&b, "| scenario | measure | ripple | floor | ratio | target | result |")
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|")
 	for _, row := range r.Rows {
@@ -145,3 +146,19 @@ func ratio(a, b time.Duration) float64 {
 }
 
 func pass(b bool) *bool { return &b }
+
+const method = `How: test/bench starts etcd and kube-apiserver (envtest, the binaries of ` + "`make tools`" + `;
+priority and fairness off, no in-flight limits, etcd without fsync, an audit log of ripple's user only), creates
+W Deployments (replicas 0, ` + "`reloader.stakater.com/auto: \"true\"`" + `, Deployment i mounting ConfigMap i mod C) and C
+ConfigMaps in a fresh namespace, and starts the built bin/ripple as its own process with default flags (plus
+--kubeconfig, metrics and probe addresses; --debounce=0 where the row says so). Once /readyz answers, every
+Deployment carries ripple's record and ripple is idle, it edits one ConfigMap at a time and times, through a watch
+of the Deployments, the edit until the first and the last Deployment using it is rolled (its pod template's digest
+annotation changed). The floor, measured in the same run on the same objects with ripple stopped, is a minimal
+in-process watcher that patches the Deployments known to use the edited ConfigMap from a precomputed map, with one
+merge patch of the same shape, ripple's default client limits (QPS 100, burst 200) and as many parallel patches
+as ripple's default --workers (8). Timing targets are ratios to the floor, so a busy machine slows both alike.
+API load is counted by kube-apiserver's audit log (ripple's user only), by apiserver_request_total and by
+ripple's rest_client_requests_total; CPU and memory come from /proc/<pid>/stat and /proc/<pid>/status.
+
+`
