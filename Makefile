@@ -56,7 +56,23 @@ lint: ## Run golangci-lint (.golangci.yml)
 ##@ Tests
 
 .PHONY: test
-test: tools test-unit test-integration test-e2e ## Build the tools, then run every test (what CI runs)
+test: tools verify test-unit test-fuzz test-integration test-e2e ## Build the tools, then run every test (what CI runs)
+
+.PHONY: verify
+verify: ## Check formatting, go vet and golangci-lint: what CI requires to be clean
+	@$(call phase,gofmt,test -z "$$(gofmt -l $$(git ls-files '*.go') | tee /dev/stderr)")
+	@$(call phase,go vet,$(GO) vet ./...)
+	@$(call phase,golangci-lint,$(MAKE) lint)
+
+# Each fuzz target runs briefly on top of its committed seed corpus
+# (testdata/fuzz/), so the targets keep working; a long run is
+# `go test -fuzz=NAME ./PKG` by hand.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := FuzzParse:./internal/annotations FuzzNameList:./internal/annotations FuzzEncodeUnambiguous:./internal/digest
+
+.PHONY: test-fuzz
+test-fuzz: ## Run each fuzz target for FUZZTIME (10s)
+	@for t in $(FUZZ_TARGETS); do $(call phase,fuzz $${t%%:*},$(GO) test -run=^$$ -fuzz="^$${t%%:*}$$" -fuzztime=$(FUZZTIME) $${t#*:}); done
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests, with the race detector
