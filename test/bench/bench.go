@@ -14,7 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +41,9 @@ type Config struct {
 	// ProfileDir, with RippleBin a ripple-profiled, collects CPU, heap and
 	// allocs profiles of each measured phase under this directory.
 	ProfileDir string
+	// MemProbe, if set, is a built test/bench/cmd/memprobe that (c) also
+	// runs, to show the peak RSS of other cache designs on the same objects.
+	MemProbe string
 	// Keep keeps the control plane's directory (logs, audit log, ripple's
 	// logs) also after a successful run.
 	Keep bool
@@ -605,6 +611,25 @@ func (b *Bench) memory(ctx context.Context) error {
 	b.report.add(Row{Scenario: scen, Measure: "ripple peak RSS (VmHWM) after the edits", Ripple: mib(after.HWM),
 		Target: "<= 40MiB", Pass: pass(after.HWM <= 40<<20)})
 	b.report.note("(c) VmHWM %s and VmRSS %s (RssAnon %s, RssFile %s) once ready and idle; VmRSS %s after %d edits", mib(atReady.HWM), mib(atReady.RSS), mib(atReady.Anon), mib(atReady.File), mib(after.RSS), len(edits))
+	if b.cfg.MemProbe != "" {
+		for _, v := range []struct{ mode, env string }{
+			{"typed", ""}, {"meta", ""}, {"typed", "GOMEMLIMIT=12MiB"}, {"meta", "GOMEMLIMIT=12MiB"},
+		} {
+			cmd := exec.CommandContext(ctx, b.cfg.MemProbe, "-kubeconfig", b.cluster.RippleKubeconfig, "-mode", v.mode)
+			cmd.Env = append(os.Environ(), v.env)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("memprobe: %w: %s", err, out)
+			}
+			f := strings.Fields(string(out))
+			if len(f) < 6 {
+				return fmt.Errorf("memprobe printed %q", out)
+			}
+			kib := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n << 10 }
+			b.report.add(Row{Scenario: "(c) memprobe, a cache alone: " + v.mode + " " + v.env, Measure: "peak RSS (VmHWM) once synced",
+				Ripple: fmt.Sprintf("%s (anon %s, file %s)", mib(kib(f[1])), mib(kib(f[3])), mib(kib(f[4]))), Target: "<= 40MiB", Pass: nil})
+		}
+	}
 	return b.teardown(ctx, e)
 }
 

@@ -26,6 +26,7 @@ func main() {
 	out := flag.String("out", "", "also write the report as Markdown to this file")
 	rippleEnv := flag.String("ripple-env", "", "space-separated VAR=value pairs added to ripple's environment, e.g. GODEBUG=gctrace=1 GOMEMLIMIT=30MiB")
 	profileDir := flag.String("profile-dir", "", "with -ripple naming a ripple-profiled build, write CPU, heap and allocs profiles of each phase here")
+	memprobe := flag.String("memprobe", "", "a built test/bench/cmd/memprobe that (c) also runs, to compare cache designs")
 	keep := flag.Bool("keep", false, "keep the control plane's directory (logs, audit log, ripple's logs) after a successful run")
 	strict := flag.Bool("strict", false, "exit 1 when a row fails")
 	flag.Parse()
@@ -41,7 +42,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 	}
 	rep, err := bench.Run(ctx, bench.Config{RippleBin: bin, Scenarios: *scenarios, Edits: *edits, FanoutEdits: *fanoutEdits,
-		RippleEnv: strings.Fields(*rippleEnv), ProfileDir: *profileDir, Keep: *keep, Logf: logf})
+		RippleEnv: strings.Fields(*rippleEnv), ProfileDir: *profileDir, Keep: *keep, MemProbe: *memprobe, Logf: logf})
 	rep.Command = "make bench (" + strings.Join(os.Args, " ") + ")"
 	fmt.Print(rep.Text())
 	for _, n := range rep.Notes {
