@@ -100,7 +100,8 @@ BENCH_FLAGS ?=
 .PHONY: bench
 bench: build ## Benchmark ripple against a floor on a local control plane, not part of test; writes /tmp/readme-performance.md
 	@bash hack/build-etcd.sh && bash hack/build-kube.sh
-	@$(call phase,bench,$(GO) run ./test/bench/cmd/bench -ripple $(BIN)/ripple -out $(BENCH_OUT) $(BENCH_FLAGS))
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/bench-memprobe ./test/bench/cmd/memprobe
+	@$(call phase,bench,$(GO) run ./test/bench/cmd/bench -ripple $(BIN)/ripple -memprobe $(BIN)/bench-memprobe -out $(BENCH_OUT) $(BENCH_FLAGS))
 
 ##@ Tools and local cluster
 

@@ -79,7 +79,7 @@ func dash(s string) string {
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ripple performance\n\n")
-	fmt.Fprintf(&b, "Run `%s` on %s, started %s, took %s.\n\n", r.Command, r.Machine, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `%s`.\n\nMachine: %s. Started %s, took %s.\n\n", r.Command, r.Machine, r.Started.UTC().Format(time.RFC3339), r.Duration.Round(time.Second))
 	b.WriteString(method)
 	fmt.Fprintln(&b, "| scenario | measure | ripple | floor | ratio | target | result |")
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|")

@@ -43,7 +43,10 @@ func main() {
 	}
 	rep, err := bench.Run(ctx, bench.Config{RippleBin: bin, Scenarios: *scenarios, Edits: *edits, FanoutEdits: *fanoutEdits,
 		RippleEnv: strings.Fields(*rippleEnv), ProfileDir: *profileDir, Keep: *keep, MemProbe: *memprobe, Logf: logf})
-	rep.Command = "make bench (" + strings.Join(os.Args, " ") + ")"
+	rep.Command = "go run ./test/bench/cmd/bench " + strings.Join(os.Args[1:], " ")
+	if os.Getenv("MAKELEVEL") != "" {
+		rep.Command = "make bench, which runs " + rep.Command
+	}
 	fmt.Print(rep.Text())
 	for _, n := range rep.Notes {
 		fmt.Println("note:", n)
