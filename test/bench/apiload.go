@@ -55,7 +55,9 @@ func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != RippleUser {
 			continue
 		}
-		if !(ev.Stage == "ResponseComplete" && ev.Verb != "watch") && !(ev.Stage == "ResponseStarted" && ev.Verb == "watch") {
+		// A watch counts when it starts, anything else when it completes.
+		counted := (ev.Stage == "ResponseComplete" && ev.Verb != "watch") || (ev.Stage == "ResponseStarted" && ev.Verb == "watch")
+		if !counted {
 			continue
 		}
 		res := "-"

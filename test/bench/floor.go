@@ -86,7 +86,10 @@ func StartFloor(ctx context.Context, admin *rest.Config, cs kubernetes.Interface
 			case ev, ok := <-w.ResultChan():
 				if !ok {
 					if ctx.Err() == nil {
-						f.errs <- fmt.Errorf("the floor's ConfigMap watch closed")
+						select {
+						case f.errs <- fmt.Errorf("the floor's ConfigMap watch closed"):
+						default:
+						}
 					}
 					return
 				}

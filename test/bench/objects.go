@@ -47,8 +47,8 @@ func (l Layout) Users() map[string][]string {
 }
 
 // parallel runs f(0..n-1) on workers goroutines and returns the first error.
-func parallel(ctx context.Context, n, workers int, f func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
+func parallel(parent context.Context, n, workers int, f func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	next := make(chan int)
 	var once sync.Once
@@ -76,10 +76,7 @@ feed:
 	close(next)
 	wg.Wait()
 	if first == nil {
-		first = context.Cause(ctx)
-		if ctx.Err() != nil && first == context.Canceled {
-			first = nil
-		}
+		first = parent.Err()
 	}
 	return first
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -110,8 +111,7 @@ func Machine() string {
 	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && k == "MemTotal" {
-				var kb int64
-				fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 				mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
 			}
 		}
