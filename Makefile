@@ -60,7 +60,7 @@ test: tools verify test-unit test-fuzz test-integration test-e2e ## Build the to
 
 .PHONY: verify
 verify: ## Check formatting, go vet and golangci-lint: what CI requires to be clean
-	@$(call phase,gofmt,unformatted=$$(gofmt -l $$(git ls-files '*.go')); echo -n "$$unformatted"; test -z "$$unformatted")
+	@$(call phase,gofmt,unformatted=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$unformatted" || { echo "$$unformatted"; false; })
 	@$(call phase,go vet,$(GO) vet ./...)
 	@$(call phase,golangci-lint,$(MAKE) lint)
 
