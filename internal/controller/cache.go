@@ -60,11 +60,16 @@ func reduceToDigest(obj any) (any, error) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
+	// kubectl apply keeps the whole object, data included, in this
+	// annotation: keeping it would keep every applied Secret's values.
+	delete(ann, lastApplied)
 	ann[annotations.DataDigest] = sum.String()
 	meta.SetAnnotations(ann)
 	meta.SetManagedFields(nil)
 	return obj, nil
 }
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // reduced tells an object the transform already handled: client-go may hand
 // the same object to the transform twice.

@@ -31,8 +31,12 @@ type configHandler struct {
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
+// Create skips the objects of the initial list: every workload is
+// reconciled on its own create event at start anyway.
 func (h *configHandler) Create(ctx context.Context, e event.TypedCreateEvent[client.Object], q queue) {
-	h.enqueue(ctx, e.Object, q)
+	if !e.IsInInitialList {
+		h.enqueue(ctx, e.Object, q)
+	}
 }
 
 func (h *configHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q queue) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,7 +54,7 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 	})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.Plural).
-		For(kind.New(), builder.WithPredicates(inScope, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}), ix.interesting())).
+		For(kind.New(), builder.WithPredicates(inScope, inputsChanged(kind), ix.interesting())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
 	for _, ck := range refs.Kinds {
 		if r.kindIgnored(ck) {
@@ -116,6 +117,36 @@ func (ix indexer) interesting() predicate.Predicate {
 		_, recorded := o.GetAnnotations()[annotations.Recorded]
 		return ok && (recorded || pol.OptedIn() || len(pol.Problems) > 0)
 	})
+}
+
+// inputsChanged passes an update of a workload only when what Reconcile
+// reads changed: its pod spec or its annotations, ripple's own two aside.
+// Status updates and ripple's own patches, half of all events, stop here.
+func inputsChanged(kind workload.Kind) predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldT, newT := kind.Template(e.ObjectOld), kind.Template(e.ObjectNew)
+			if oldT == nil || newT == nil {
+				return true
+			}
+			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded) ||
+				!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
+				!equality.Semantic.DeepEqual(oldT.Spec, newT.Spec)
+		},
+	}
+}
+
+func equalExcept(a, b map[string]string, key string) bool {
+	return maps.Equal(without(a, key), without(b, key))
+}
+
+func without(m map[string]string, key string) map[string]string {
+	if _, ok := m[key]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, key)
+	return out
 }
 
 // configChanged passes an update of a ConfigMap or Secret only when its data

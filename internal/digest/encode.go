@@ -53,16 +53,16 @@ func Object(kind, name string, data map[string]string, binaryData map[string][]b
 // sorted by key.
 func Encode(w io.Writer, kind, name string, data map[string]string, binaryData map[string][]byte) {
 	e := encoder{w: w}
-	e.bytes([]byte(kind))
-	e.bytes([]byte(name))
+	e.string(kind)
+	e.string(name)
 	e.uint(uint64(len(data)))
 	for _, k := range sortedKeys(data) {
-		e.bytes([]byte(k))
-		e.bytes([]byte(data[k]))
+		e.string(k)
+		e.string(data[k])
 	}
 	e.uint(uint64(len(binaryData)))
 	for _, k := range sortedKeys(binaryData) {
-		e.bytes([]byte(k))
+		e.string(k)
 		e.bytes(binaryData[k])
 	}
 }
@@ -76,6 +76,13 @@ type encoder struct {
 func (e *encoder) uint(v uint64) {
 	n := binary.PutUvarint(e.buf[:], v)
 	_, _ = e.w.Write(e.buf[:n])
+}
+
+// string avoids copying a value to []byte where the writer takes strings,
+// as SHA-256 does: a ConfigMap's data may be close to 1 MiB.
+func (e *encoder) string(s string) {
+	e.uint(uint64(len(s)))
+	_, _ = io.WriteString(e.w, s)
 }
 
 func (e *encoder) bytes(b []byte) {

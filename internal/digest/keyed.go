@@ -28,8 +28,8 @@ func (k Keyed) Workload(entries []Entry) string {
 	e := encoder{w: m}
 	e.uint(uint64(len(entries)))
 	for _, en := range entries {
-		e.bytes([]byte(en.Kind))
-		e.bytes([]byte(en.Name))
+		e.string(en.Kind)
+		e.string(en.Name)
 		e.bytes(en.Sum[:])
 	}
 	return hex.EncodeToString(m.Sum(nil))
