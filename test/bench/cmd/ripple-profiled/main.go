@@ -11,7 +11,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	_ "net/http/pprof" //nolint:gosec // profiling endpoint of a bench-only binary, bound to loopback by the bench
@@ -21,14 +20,9 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/ripple-controller/ripple/internal/logging"
-	"github.com/ripple-controller/ripple/internal/manager"
-	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/cli"
 )
 
 func main() {
@@ -47,43 +41,12 @@ func run(args []string) error {
 			return err
 		}
 	}
-	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
-	parser := options.NewParser(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
+	return cli.Run(args, func(cfg *rest.Config) {
+		if os.Getenv("RIPPLE_PROTOBUF") == "1" {
+			cfg.ContentType = "application/vnd.kubernetes.protobuf"
+			cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 		}
-		return err
-	}
-	opts, err := parser.Options()
-	if err != nil {
-		return err
-	}
-	log, err := logging.New(opts.LogFormat, opts.Verbosity())
-	if err != nil {
-		return err
-	}
-	ctrl.SetLogger(log)
-	var cfg *rest.Config
-	if opts.Kubeconfig == "" {
-		cfg, err = ctrl.GetConfig()
-	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	}
-	if err != nil {
-		return err
-	}
-	if os.Getenv("RIPPLE_PROTOBUF") == "1" {
-		cfg.ContentType = "application/vnd.kubernetes.protobuf"
-		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	}
-	ctx := ctrl.SetupSignalHandler()
-	mgr, err := manager.New(ctx, cfg, &opts)
-	if err != nil {
-		return err
-	}
-	log.Info("Starting ripple-profiled")
-	return mgr.Start(ctx)
+	})
 }
 
 // profileOnSignals profiles between SIGUSR1 and SIGUSR2, numbering the files.

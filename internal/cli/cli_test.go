@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"strings"
@@ -27,7 +27,7 @@ func TestRun_BadFlagValueFailsNamingTheFlag(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			err := run(c.args)
+			err := Run(c.args)
 			if err == nil {
 				t.Fatalf("run(%q) succeeded, want an error naming %s", c.args, c.flag)
 			}
@@ -39,7 +39,7 @@ func TestRun_BadFlagValueFailsNamingTheFlag(t *testing.T) {
 }
 
 func TestRun_HelpExitsCleanly(t *testing.T) {
-	if err := run([]string{"--help"}); err != nil {
+	if err := Run([]string{"--help"}); err != nil {
 		t.Fatalf("run(--help) = %v, want nil", err)
 	}
 }
