@@ -95,6 +95,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
+	if apierrors.IsNotFound(err) {
+		// Deleted between the cached read and the patch: nothing to roll.
+		return ctrl.Result{}, nil
+	}
 	if res.rolled && triggered {
 		reloadLatency.WithLabelValues(r.Kind.Name).Observe(time.Since(triggeredAt).Seconds())
 	}
@@ -176,7 +180,7 @@ func (r *Reconciler) roll(ctx context.Context, obj client.Object, next record, c
 	sum := r.Keyed.Workload(entries)
 	names := describe(causes)
 	if err := r.patch(ctx, obj, next, sum); err != nil {
-		if !apierrors.IsConflict(err) {
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			reloadsTotal.WithLabelValues(r.Kind.Name, "error").Inc()
 			r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
 		}

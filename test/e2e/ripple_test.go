@@ -84,11 +84,18 @@ func (p *rippleProcess) Kill() {
 
 func (p *rippleProcess) signal(sig syscall.Signal) {
 	GinkgoHelper()
-	select {
-	case <-p.done:
+	if p.exited() {
 		return
-	default:
 	}
 	_ = p.cmd.Process.Signal(sig)
 	Eventually(p.done, 30*time.Second).Should(BeClosed(), "ripple exits on %s", sig)
+}
+
+func (p *rippleProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
