@@ -189,7 +189,7 @@ var _ = Describe("Faults", func() {
 				leader.Kill()
 				killed := time.Now()
 				Eventually(func() string { return leaseHolder(ctx, f.ns) }).WithContext(ctx).
-					WithTimeout(lease + 3*retry).WithPolling(100 * time.Millisecond).ShouldNot(Equal(holder), "the killed leader was %s", holder)
+					WithTimeout(lease+3*retry).WithPolling(100*time.Millisecond).ShouldNot(Equal(holder), "the killed leader was %s", holder)
 				GinkgoWriter.Printf("standby took the lease %s after the leader was killed (lease duration %s)\n", time.Since(killed), lease)
 				waitLeader(ctx, replicas, leader)
 			}
