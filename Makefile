@@ -51,7 +51,7 @@ vet: ## Run go vet
 .PHONY: lint
 lint: ## Run golangci-lint (.golangci.yml)
 	@bash hack/build-golangci-lint.sh
-	$(BIN)/golangci-lint run ./...
+	$(BIN)/golangci-lint run --allow-parallel-runners ./...
 
 ##@ Tests
 
