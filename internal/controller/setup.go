@@ -130,10 +130,18 @@ func inputsChanged(kind workload.Kind) predicate.Predicate {
 				return true
 			}
 			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded) ||
+				!ownRecord(e.ObjectNew) ||
 				!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
 				!equality.Semantic.DeepEqual(oldT.Spec, newT.Spec)
 		},
 	}
+}
+
+// ownRecord reports whether the workload's record is one ripple could have
+// written; anything else (removed, hand-edited) must be recorded again.
+func ownRecord(o client.Object) bool {
+	_, err := decodeRecord(o.GetAnnotations()[annotations.Recorded])
+	return err == nil
 }
 
 func equalExcept(a, b map[string]string, key string) bool {
