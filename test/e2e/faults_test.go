@@ -211,6 +211,21 @@ var _ = Describe("Faults", func() {
 		Expect(env.APIServer.Running()).To(BeFalse())
 		time.Sleep(20 * time.Second)
 		Expect(env.APIServer.Start(ctx)).To(Succeed())
+		// The other specs share this cluster: leave it with every node Ready.
+		DeferCleanup(func(ctx SpecContext) {
+			Eventually(func(g Gomega) {
+				nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				for _, n := range nodes.Items {
+					g.Expect(n.Spec.Taints).To(BeEmpty(), "node %s is tainted", n.Name)
+					for _, c := range n.Status.Conditions {
+						if c.Type == corev1.NodeReady {
+							g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "node %s is Ready", n.Name)
+						}
+					}
+				}
+			}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		}, NodeTimeout(4*time.Minute))
 		Expect(p.done).NotTo(BeClosed(), "ripple kept running while the API server was away")
 
 		edits := map[int]int{}
