@@ -52,8 +52,9 @@ var _ = Describe("The digest key", func() {
 		Eventually(func() string { return stateOf(dep).Recorded }, "20s").ShouldNot(Equal(before.Recorded))
 		expectNoRollout(dep, before)
 
+		rerecorded := withRollouts(dep, stateOf(dep))
 		setData(cm, "k", "2")
-		expectRolledOnce(dep, withRollouts(dep, stateOf(dep)))
+		expectRolledOnce(dep, rerecorded)
 	})
 
 	It("refuses to start with a key Secret that is missing or too short, naming the flag", func() {
