@@ -37,10 +37,6 @@ const (
 	// ripple last saw. Comparing against it makes ripple level-triggered: a
 	// restart or a missed event converges instead of rolling again.
 	Recorded = "ripple.dev/recorded"
-	// DataDigest exists only inside ripple's informer cache, never on the API
-	// server: the cache replaces a ConfigMap's or Secret's data with it so
-	// that no Secret value is held in memory.
-	DataDigest = "ripple.dev/data-digest"
 )
 
 // Keys holds the annotation names in use; flags may rename any of them.

@@ -2,17 +2,19 @@ package controller
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
-	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 // CacheOptions returns the informer cache configuration: only the watched
-// namespaces, ConfigMaps and Secrets filtered by the API server and reduced
-// to a digest, managed fields dropped everywhere.
+// namespaces, ConfigMaps and Secrets filtered by the API server and cached
+// as trimmed metadata, managed fields dropped everywhere.
 func CacheOptions(o *options.Options) cache.Options {
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -24,61 +26,61 @@ func CacheOptions(o *options.Options) cache.Options {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	sel := o.ResourceSelector
-	if !o.IgnoreConfigMaps {
-		opts.ByObject[&corev1.ConfigMap{}] = cache.ByObject{Label: sel, Transform: reduceToDigest}
-	}
-	if !o.IgnoreSecrets {
-		opts.ByObject[&corev1.Secret{}] = cache.ByObject{Label: sel, Transform: reduceToDigest}
+	trim := trimConfigMetadata(o.Keys)
+	for _, kind := range refs.Kinds {
+		if !kindIgnored(o, kind) {
+			opts.ByObject[configObject(kind)] = cache.ByObject{Label: o.ResourceSelector, Transform: trim}
+		}
 	}
 	return opts
 }
 
-// reduceToDigest replaces the data of a ConfigMap or Secret with its digest,
-// so that the cache never holds a Secret's values and stays small however
-// large the objects are.
-func reduceToDigest(obj any) (any, error) {
-	var sum digest.Sum
-	var meta client.Object
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		if reduced(o, o.Data == nil && o.BinaryData == nil) {
-			return o, nil
+// trimConfigMetadata keeps of a ConfigMap's or Secret's metadata only what
+// ripple reads: identity, version, creation time and the two annotations an
+// object may carry for ripple. Labels and other annotations, kubectl's
+// last-applied copy of the data above all, would only cost memory.
+func trimConfigMetadata(keys annotations.Keys) toolscache.TransformFunc {
+	keep := []string{keys.Ignore, keys.Match}
+	return func(obj any) (any, error) {
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return obj, nil
 		}
-		sum, meta = digest.ConfigMap(o), o
-		o.Data, o.BinaryData = nil, nil
-	case *corev1.Secret:
-		if reduced(o, o.Data == nil && o.StringData == nil) {
-			return o, nil
+		var ann map[string]string
+		for _, k := range keep {
+			if v, ok := m.Annotations[k]; ok {
+				if ann == nil {
+					ann = make(map[string]string, len(keep))
+				}
+				ann[k] = v
+			}
 		}
-		sum, meta = digest.Secret(o), o
-		o.Data, o.StringData = nil, nil
-	default:
-		return obj, nil
+		m.ObjectMeta = metav1.ObjectMeta{
+			Name:              m.Name,
+			Namespace:         m.Namespace,
+			UID:               m.UID,
+			ResourceVersion:   m.ResourceVersion,
+			CreationTimestamp: m.CreationTimestamp,
+			DeletionTimestamp: m.DeletionTimestamp,
+			Annotations:       ann,
+		}
+		return m, nil
 	}
-	ann := meta.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	// kubectl apply keeps the whole object, data included, in this
-	// annotation: keeping it would keep every applied Secret's values.
-	delete(ann, lastApplied)
-	ann[annotations.DataDigest] = sum.String()
-	meta.SetAnnotations(ann)
-	meta.SetManagedFields(nil)
-	return obj, nil
 }
 
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-// reduced tells an object the transform already handled: client-go may hand
-// the same object to the transform twice.
-func reduced(o client.Object, empty bool) bool {
-	_, ok := o.GetAnnotations()[annotations.DataDigest]
-	return ok && empty
+// configObject is the cached form of a ConfigMap or Secret: its metadata.
+func configObject(kind refs.Kind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(string(kind)))
+	return m
 }
 
-// dataDigest reads the digest that reduceToDigest left on a cached object.
-func dataDigest(o client.Object) (digest.Sum, bool) {
-	return digest.ParseSum(o.GetAnnotations()[annotations.DataDigest])
+func configList(kind refs.Kind) *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(string(kind) + "List"))
+	return l
+}
+
+func kindIgnored(o *options.Options, kind refs.Kind) bool {
+	return (kind == refs.ConfigMap && o.IgnoreConfigMaps) || (kind == refs.Secret && o.IgnoreSecrets)
 }

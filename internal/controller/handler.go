@@ -27,6 +27,7 @@ type configHandler struct {
 	reader   client.Reader
 	debounce time.Duration
 	seen     *triggers
+	digests  *digests
 }
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -44,6 +45,7 @@ func (h *configHandler) Update(ctx context.Context, e event.TypedUpdateEvent[cli
 }
 
 func (h *configHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
+	h.digests.forget(e.Object.GetUID())
 	h.enqueue(ctx, e.Object, q)
 }
 

@@ -47,8 +47,9 @@ type Reconciler struct {
 	Keyed    digest.Keyed
 	Recorder events.EventRecorder
 
-	seen *triggers
-	now  func() time.Time
+	seen    *triggers
+	digests *digests
+	now     func() time.Time
 }
 
 // trackedObj is one tracked ConfigMap or Secret as the cache holds it.
@@ -62,7 +63,8 @@ type trackedObj struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	triggeredAt, triggered := r.seen.take(req)
 	obj := r.Kind.New()
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	// Reconcile only reads the cached object: patch writes to a fresh one.
+	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	tmpl := r.Kind.Template(obj)
@@ -222,7 +224,8 @@ func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, t
 	if err != nil {
 		return fmt.Errorf("encoding patch: %w", err)
 	}
-	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
+	target := r.Kind.Metadata(obj.GetNamespace(), obj.GetName())
+	if err := r.Patch(ctx, target, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
 		return fmt.Errorf("patching %s %s/%s: %w", r.Kind.Name, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil

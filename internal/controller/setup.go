@@ -34,21 +34,22 @@ import (
 // Setup registers the index and one controller per workload kind that is
 // not ignored.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder) error {
+	sums := newDigests(mgr.GetAPIReader())
 	for _, kind := range opts.Workloads() {
-		if err := setupKind(ctx, mgr, opts, keyed, recorder, kind); err != nil {
+		if err := setupKind(ctx, mgr, opts, keyed, recorder, sums, kind); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.Name, err)
 		}
 	}
 	return nil
 }
 
-func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, kind workload.Kind) error {
+func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, sums *digests, kind workload.Kind) error {
 	ix := indexer{kind: kind, keys: opts.Keys, autoReloadAll: opts.AutoReloadAll}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, kind.New(), refIndex, ix.values); err != nil {
 		return fmt.Errorf("indexing: %w", err)
 	}
 	seen := newTriggers()
-	r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Opts: opts, Keyed: keyed, Recorder: recorder, seen: seen, now: time.Now}
+	r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Opts: opts, Keyed: keyed, Recorder: recorder, seen: seen, digests: sums, now: time.Now}
 	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return !slices.Contains(opts.NamespacesToIgnore, o.GetNamespace())
 	})
@@ -57,11 +58,11 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 		For(kind.New(), builder.WithPredicates(inScope, inputsChanged(kind), ix.interesting())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
 	for _, ck := range refs.Kinds {
-		if r.kindIgnored(ck) {
+		if kindIgnored(opts, ck) {
 			continue
 		}
-		h := &configHandler{kind: ck, workload: kind, reader: mgr.GetClient(), debounce: opts.Debounce, seen: seen}
-		b = b.Watches(newConfigObject(ck), h, builder.WithPredicates(inScope, configChanged(opts.Keys)))
+		h := &configHandler{kind: ck, workload: kind, reader: mgr.GetClient(), debounce: opts.Debounce, seen: seen, digests: sums}
+		b = b.WatchesMetadata(configObject(ck), h, builder.WithPredicates(inScope, configChanged()))
 	}
 	if opts.NamespaceSelector != nil {
 		b = b.WatchesMetadata(namespaceObject(), handler.EnqueueRequestsFromMapFunc(workloadsIn(mgr.GetClient(), kind)),
@@ -157,19 +158,14 @@ func without(m map[string]string, key string) map[string]string {
 	return out
 }
 
-// configChanged passes an update of a ConfigMap or Secret only when its data
-// or an annotation that decides tracking moved: a labels-only change stops here.
-func configChanged(keys annotations.Keys) predicate.Predicate {
-	relevant := []string{annotations.DataDigest, keys.Ignore, keys.Match}
+// configChanged passes an update of a ConfigMap or Secret that the API
+// server made. Cached metadata cannot tell a data change from a label
+// change, so Reconcile compares digests; a resync, which repeats the same
+// version, stops here.
+func configChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldAnn, newAnn := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
-			for _, k := range relevant {
-				if oldAnn[k] != newAnn[k] {
-					return true
-				}
-			}
-			return false
+			return e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
 		},
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}

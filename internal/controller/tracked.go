@@ -44,60 +44,50 @@ func (r *Reconciler) tracked(ctx context.Context, ns string, spec *corev1.PodSpe
 
 // consider adds the object to out if it exists and the policy tracks it.
 func (r *Reconciler) consider(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) error {
-	if r.kindIgnored(ref.Kind) {
+	if kindIgnored(r.Opts, ref.Kind) {
 		return nil
 	}
-	obj := newConfigObject(ref.Kind)
+	obj := configObject(ref.Kind)
 	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	r.add(ref, obj, referenced, pol, out)
-	return nil
+	return r.add(ctx, ref, obj, referenced, pol, out)
 }
 
 // add records a cached object in out when the policy tracks it, and adds
 // the object's invalid ignore or match annotations to the policy's problems.
-func (r *Reconciler) add(ref refs.Ref, obj client.Object, referenced bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) {
+func (r *Reconciler) add(ctx context.Context, ref refs.Ref, obj client.Object, referenced bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) error {
 	pol.Problems = append(pol.Problems, pol.ObjectProblems(ref.Kind, ref.Name, obj.GetAnnotations(), referenced)...)
 	if ok, _ := pol.Tracks(ref.Kind, ref.Name, obj.GetAnnotations(), referenced); !ok {
-		return
+		return nil
 	}
-	sum, ok := dataDigest(obj)
-	if !ok {
-		return
+	sum, found, err := r.digests.of(ctx, ref.Kind, obj)
+	if err != nil || !found {
+		return err
 	}
 	out[ref] = trackedObj{sum: sum, createdAt: obj.GetCreationTimestamp().Unix()}
+	return nil
 }
 
 // matchPatterns matches the reload list's regular expressions against every
 // cached object of the kind in the namespace; literal names were looked up
 // directly.
 func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kind, referenced map[refs.Ref]bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) error {
-	if r.kindIgnored(kind) || !pol.For(kind).Reload.HasPatterns() {
+	if kindIgnored(r.Opts, kind) || !pol.For(kind).Reload.HasPatterns() {
 		return nil
 	}
-	var items []client.Object
-	if kind == refs.Secret {
-		list := &corev1.SecretList{}
-		if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return fmt.Errorf("listing cached Secrets: %w", err)
-		}
-		for i := range list.Items {
-			items = append(items, &list.Items[i])
-		}
-	} else {
-		list := &corev1.ConfigMapList{}
-		if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return fmt.Errorf("listing cached ConfigMaps: %w", err)
-		}
-		for i := range list.Items {
-			items = append(items, &list.Items[i])
-		}
+	list := configList(kind)
+	if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("listing cached %ss: %w", kind, err)
 	}
-	for _, obj := range items {
+	for i := range list.Items {
+		obj := &list.Items[i]
 		ref := refs.Ref{Kind: kind, Name: obj.GetName()}
-		if _, done := out[ref]; !done {
-			r.add(ref, obj, referenced[ref], pol, out)
+		if _, done := out[ref]; done {
+			continue
+		}
+		if err := r.add(ctx, ref, obj, referenced[ref], pol, out); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -105,20 +95,9 @@ func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kin
 
 // exists reports whether the object is in the cache, tracked or not.
 func (r *Reconciler) exists(ctx context.Context, ns string, ref refs.Ref) bool {
-	if r.kindIgnored(ref.Kind) {
+	if kindIgnored(r.Opts, ref.Kind) {
 		return false
 	}
-	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, newConfigObject(ref.Kind))
+	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, configObject(ref.Kind))
 	return err == nil
-}
-
-func (r *Reconciler) kindIgnored(kind refs.Kind) bool {
-	return (kind == refs.ConfigMap && r.Opts.IgnoreConfigMaps) || (kind == refs.Secret && r.Opts.IgnoreSecrets)
-}
-
-func newConfigObject(kind refs.Kind) client.Object {
-	if kind == refs.Secret {
-		return &corev1.Secret{}
-	}
-	return &corev1.ConfigMap{}
 }

@@ -160,24 +160,6 @@ func TestConfigMapAndSecretHelpers(t *testing.T) {
 	}
 }
 
-func TestParseSum(t *testing.T) {
-	s := Object("ConfigMap", "c", map[string]string{"k": "v"}, nil)
-	if got, ok := ParseSum(s.String()); !ok || got != s {
-		t.Errorf("ParseSum(String()) = %s, %v; want %s, true", got, ok, s)
-	}
-	if got, ok := ParseSum(strings.ToUpper(s.String())); !ok || got != s {
-		t.Errorf("ParseSum of upper-case hex = %s, %v", got, ok)
-	}
-	if len(s.String()) != 64 {
-		t.Errorf("String() has %d characters, want 64", len(s.String()))
-	}
-	for _, bad := range []string{"", "x", s.String()[:62], s.String() + "00", "zz" + s.String()[2:], s.String()[:63]} {
-		if got, ok := ParseSum(bad); ok || got != (Sum{}) {
-			t.Errorf("ParseSum(%q) = %s, %v; want zero, false", bad, got, ok)
-		}
-	}
-}
-
 func TestKeyed(t *testing.T) {
 	sumA := Object("ConfigMap", "a", map[string]string{"k": "1"}, nil)
 	sumB := Object("ConfigMap", "a", map[string]string{"k": "2"}, nil)

@@ -16,17 +16,6 @@ type Sum [sha256.Size]byte
 // String renders the sum in hex.
 func (s Sum) String() string { return hex.EncodeToString(s[:]) }
 
-// ParseSum reads a sum written by Sum.String.
-func ParseSum(s string) (Sum, bool) {
-	var out Sum
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != len(out) {
-		return out, false
-	}
-	copy(out[:], b)
-	return out, true
-}
-
 // ConfigMap returns the digest of a ConfigMap's name, data and binaryData.
 func ConfigMap(cm *corev1.ConfigMap) Sum {
 	return Object("ConfigMap", cm.Name, cm.Data, cm.BinaryData)

@@ -3,7 +3,9 @@ package workload
 import (
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -37,6 +39,16 @@ func ByPlural(plural string) (Kind, bool) {
 		}
 	}
 	return Kind{}, false
+}
+
+// Metadata returns the named object in its metadata-only form: a patch
+// sent through it gets the object's metadata back, not the whole object.
+func (k Kind) Metadata(namespace, name string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(k.Name))
+	m.SetNamespace(namespace)
+	m.SetName(name)
+	return m
 }
 
 // TemplatePatch returns the body of a merge patch that sets annotations on

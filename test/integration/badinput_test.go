@@ -704,12 +704,13 @@ var _ = Describe("Bad input", func() {
 			e.stays(dep, expectRolledOnce(dep, before))
 		}}),
 
-		Entry("a user-written ripple.dev/data-digest on a ConfigMap: ripple computes its own", badCase{run: func(e *badEnv) {
-			cm := createConfigMap(e.ns, "cfg", map[string]string{"k": "1"}, map[string]string{annotations.DataDigest: "forged"})
+		Entry("a user-written digest annotation on a ConfigMap: ripple computes its own from the data", badCase{run: func(e *badEnv) {
+			const forgeable = "ripple.dev/data-digest"
+			cm := createConfigMap(e.ns, "cfg", map[string]string{"k": "1"}, map[string]string{forgeable: "forged"})
 			dep := createDeployment(e.ns, "dep", auto, volumeConfigMap("cfg"))
 			before := recorded(dep)
 
-			update(cm, func(c *corev1.ConfigMap) { c.Annotations[annotations.DataDigest] = "forged again" })
+			update(cm, func(c *corev1.ConfigMap) { c.Annotations[forgeable] = "forged again" })
 			expectNoRollout(dep, before)
 			setData(cm, "k", "2")
 			e.stays(dep, expectRolledOnce(dep, before))
