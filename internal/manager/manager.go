@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -67,7 +68,7 @@ func managerOptions(opts *options.Options) ctrl.Options {
 	return ctrl.Options{
 		Scheme:                        clientgoscheme.Scheme,
 		Cache:                         controller.CacheOptions(opts),
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        probe,
 		LeaderElection:                opts.EnableHA,
 		LeaderElectionID:              opts.LeaderElectionID,
@@ -80,6 +81,16 @@ func managerOptions(opts *options.Options) ctrl.Options {
 		// gets in the way of running several ripple instances in one
 		// process, as the test suites do.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+}
+
+// metricsOptions serves /metrics uncompressed: the page is a few KiB, and a
+// gzip writer costs about a MiB of heap per scrape, more than all the
+// metadata of a thousand cached ConfigMaps.
+func metricsOptions(opts *options.Options) metricsserver.Options {
+	return metricsserver.Options{
+		BindAddress: opts.MetricsAddr,
+		HandlerOpts: []func(*promhttp.HandlerOpts){func(h *promhttp.HandlerOpts) { h.DisableCompression = true }},
 	}
 }
 
