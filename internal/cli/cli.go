@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/ripple-controller/ripple/internal/gcpace"
 	"github.com/ripple-controller/ripple/internal/logging"
 	"github.com/ripple-controller/ripple/internal/manager"
 	"github.com/ripple-controller/ripple/internal/options"
@@ -46,6 +47,7 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 		c(cfg)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	gcpace.Start(ctx)
 	mgr, err := manager.New(ctx, cfg, &opts)
 	if err != nil {
 		return err

@@ -1,0 +1,84 @@
+package gcpace
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestPercentTradesMemoryForCPUOnlyOnSmallHeaps(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name string
+		live uint64
+		want int
+	}{
+		{"an empty heap", 0, 25},
+		{"a small cluster", 8 * mib, 25},
+		{"the end of the small range", 12 * mib, 25},
+		{"halfway", 18 * mib, 62},
+		{"the start of the large range", 24 * mib, 100},
+		{"a large cluster", 512 * mib, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Percent(tt.live); got != tt.want {
+				t.Errorf("Percent(%d) = %d, want %d", tt.live, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStartSetsGOGCAfterACollection(t *testing.T) {
+	unsetGOGC(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	Start(ctx)
+	want := Percent(live())
+	if got := gogcAfterCollections(); got != want {
+		t.Fatalf("GOGC after a collection with a %d-byte live heap = %d, want %d", live(), got, want)
+	}
+}
+
+func TestStartLeavesAnExplicitGOGCAlone(t *testing.T) {
+	t.Setenv("GOGC", "100")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	Start(ctx)
+	if got := gogcAfterCollections(); got != 100 {
+		t.Fatalf("GOGC = %d with GOGC=100 in the environment, want 100", got)
+	}
+}
+
+// gogcAfterCollections runs collections until the finalizer goroutine has
+// had its turn, then reads the collector's GOGC.
+func gogcAfterCollections() int {
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
+}
+
+// unsetGOGC removes GOGC from the environment for the test only.
+func unsetGOGC(t *testing.T) {
+	t.Helper()
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func live() uint64 {
+	s := []metrics.Sample{{Name: liveHeap}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
