@@ -2,80 +2,139 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
-// configHandler maps an event of a ConfigMap or Secret to the workloads of
-// one kind that may track it, through refIndex, and queues them after the
-// debounce window. The queue is keyed by workload, so every change that
-// reaches a workload within the window is handled by one reconcile.
-type configHandler struct {
-	kind     refs.Kind
-	workload workload.Kind
-	reader   client.Reader
-	debounce time.Duration
-	seen     *triggers
-	digests  *digests
-}
-
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-// Create skips the objects of the initial list: every workload is
-// reconciled on its own create event at start anyway.
-func (h *configHandler) Create(ctx context.Context, e event.TypedCreateEvent[client.Object], q queue) {
-	if !e.IsInInitialList {
-		h.enqueue(ctx, e.Object, q)
+// fanout is the one event handler of the ConfigMap or the Secret informer.
+// It maps each event, through refIndex, to the workloads of every kind that
+// may track the object, and queues them on that kind's controller after the
+// debounce window. One handler for all kinds, rather than one per kind,
+// means one buffer of pending events per informer and one pass per event.
+// Each queue is keyed by workload, so every change that reaches a workload
+// within the window is handled by one reconcile.
+type fanout struct {
+	kind     refs.Kind
+	reader   client.Reader
+	debounce time.Duration
+	ignored  []string // namespaces
+	digests  *digests
+	log      logr.Logger
+
+	mu      sync.RWMutex
+	targets []target
+}
+
+// target is the controller of one workload kind, once it has started.
+type target struct {
+	workload workload.Kind
+	seen     *triggers
+	queue    queue
+}
+
+// source connects a controller to the fanout: it starts with the
+// controller and hands over its queue. A change seen before a controller
+// starts is not lost, since the controller reconciles every workload when
+// it starts.
+func (f *fanout) source(kind workload.Kind, seen *triggers) source.Source {
+	return source.Func(func(_ context.Context, q queue) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.targets = append(f.targets, target{workload: kind, seen: seen, queue: q})
+		return nil
+	})
+}
+
+// handlers are the informer's callbacks. The initial list is skipped, as
+// every workload is reconciled on its own create event at start anyway; an
+// update that repeats the cached version, a resync, is skipped too. Cached
+// metadata cannot tell a data change from a label change, so Reconcile
+// compares digests.
+func (f *fanout) handlers() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			if !isInInitialList {
+				f.enqueue(obj)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := asObject(oldObj), asObject(newObj)
+			if o != nil && n != nil && o.GetResourceVersion() != n.GetResourceVersion() {
+				f.enqueue(n)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if o := asObject(obj); o != nil {
+				f.digests.forget(o.GetUID())
+				f.enqueue(o)
+			}
+		},
 	}
 }
 
-func (h *configHandler) Update(ctx context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
-	h.enqueue(ctx, e.ObjectNew, q)
+func asObject(obj any) client.Object {
+	o, _ := obj.(client.Object)
+	return o
 }
 
-func (h *configHandler) Delete(ctx context.Context, e event.TypedDeleteEvent[client.Object], q queue) {
-	h.digests.forget(e.Object.GetUID())
-	h.enqueue(ctx, e.Object, q)
-}
-
-func (h *configHandler) Generic(context.Context, event.TypedGenericEvent[client.Object], queue) {}
-
-func (h *configHandler) enqueue(ctx context.Context, obj client.Object, q queue) {
+func (f *fanout) enqueue(obj any) {
+	o := asObject(obj)
+	if o == nil || slices.Contains(f.ignored, o.GetNamespace()) {
+		return
+	}
 	now := time.Now()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, t := range f.targets {
+		for _, req := range f.users(t.workload, o) {
+			t.seen.add(req, now)
+			if f.debounce > 0 {
+				t.queue.AddAfter(req, f.debounce)
+			} else {
+				t.queue.Add(req)
+			}
+		}
+	}
+}
+
+// users returns the workloads of one kind that name the object or may match
+// it by pattern.
+func (f *fanout) users(kind workload.Kind, obj client.Object) []reconcile.Request {
 	ns := obj.GetNamespace()
-	for _, key := range []string{refKey(h.kind, ns, obj.GetName()), patternKey(h.kind, ns)} {
-		list := h.workload.NewList()
-		err := h.reader.List(ctx, list, client.InNamespace(ns), client.MatchingFields{refIndex: key}, client.UnsafeDisableDeepCopy)
+	var out []reconcile.Request
+	for _, key := range []string{refKey(f.kind, ns, obj.GetName()), patternKey(f.kind, ns)} {
+		list := kind.NewList()
+		err := f.reader.List(context.Background(), list, client.InNamespace(ns), client.MatchingFields{refIndex: key}, client.UnsafeDisableDeepCopy)
 		if err != nil {
-			logf.FromContext(ctx).Error(err, "Cannot look up workloads in the index", "key", key)
+			f.log.Error(err, "Cannot look up workloads in the index", "kind", kind.Name, "key", key)
 			continue
 		}
 		_ = meta.EachListItem(list, func(o runtime.Object) error {
-			w, ok := o.(client.Object)
-			if !ok {
-				return nil
-			}
-			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}
-			h.seen.add(req, now)
-			if h.debounce > 0 {
-				q.AddAfter(req, h.debounce)
-			} else {
-				q.Add(req)
+			if w, ok := o.(client.Object); ok {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
 			}
 			return nil
 		})
 	}
+	return out
 }
 
 // triggers remembers, per workload, when the first config change that is

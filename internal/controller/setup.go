@@ -35,15 +35,41 @@ import (
 // not ignored.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder) error {
 	sums := newDigests(mgr.GetAPIReader())
+	fans, err := setupFanouts(ctx, mgr, opts, sums)
+	if err != nil {
+		return err
+	}
 	for _, kind := range opts.Workloads() {
-		if err := setupKind(ctx, mgr, opts, keyed, recorder, sums, kind); err != nil {
+		if err := setupKind(ctx, mgr, opts, keyed, recorder, sums, fans, kind); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.Name, err)
 		}
 	}
 	return nil
 }
 
-func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, sums *digests, kind workload.Kind) error {
+// setupFanouts registers one event handler on each of the ConfigMap and
+// Secret informers that are not ignored.
+func setupFanouts(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums *digests) ([]*fanout, error) {
+	var fans []*fanout
+	for _, ck := range refs.Kinds {
+		if kindIgnored(opts, ck) {
+			continue
+		}
+		f := &fanout{kind: ck, reader: mgr.GetClient(), debounce: opts.Debounce, ignored: opts.NamespacesToIgnore, digests: sums,
+			log: mgr.GetLogger().WithName("config").WithValues("kind", string(ck))}
+		inf, err := mgr.GetCache().GetInformer(ctx, configObject(ck))
+		if err != nil {
+			return nil, fmt.Errorf("watching %s: %w", ck, err)
+		}
+		if _, err := inf.AddEventHandler(f.handlers()); err != nil {
+			return nil, fmt.Errorf("watching %s: %w", ck, err)
+		}
+		fans = append(fans, f)
+	}
+	return fans, nil
+}
+
+func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, sums *digests, fans []*fanout, kind workload.Kind) error {
 	ix := indexer{kind: kind, keys: opts.Keys, autoReloadAll: opts.AutoReloadAll}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, kind.New(), refIndex, ix.values); err != nil {
 		return fmt.Errorf("indexing: %w", err)
@@ -57,12 +83,8 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 		Named(kind.Plural).
 		For(kind.New(), builder.WithPredicates(inScope, inputsChanged(kind), ix.interesting())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
-	for _, ck := range refs.Kinds {
-		if kindIgnored(opts, ck) {
-			continue
-		}
-		h := &configHandler{kind: ck, workload: kind, reader: mgr.GetClient(), debounce: opts.Debounce, seen: seen, digests: sums}
-		b = b.WatchesMetadata(configObject(ck), h, builder.WithPredicates(inScope, configChanged()))
+	for _, f := range fans {
+		b = b.WatchesRawSource(f.source(kind, seen))
 	}
 	if opts.NamespaceSelector != nil {
 		b = b.WatchesMetadata(namespaceObject(), handler.EnqueueRequestsFromMapFunc(workloadsIn(mgr.GetClient(), kind)),
@@ -156,17 +178,4 @@ func without(m map[string]string, key string) map[string]string {
 	out := maps.Clone(m)
 	delete(out, key)
 	return out
-}
-
-// configChanged passes an update of a ConfigMap or Secret that the API
-// server made. Cached metadata cannot tell a data change from a label
-// change, so Reconcile compares digests; a resync, which repeats the same
-// version, stops here.
-func configChanged() predicate.Predicate {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion()
-		},
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}
 }
