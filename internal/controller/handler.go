@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -32,7 +31,7 @@ type fanout struct {
 	kind     refs.Kind
 	reader   client.Reader
 	debounce time.Duration
-	ignored  []string // namespaces
+	inScope  func(client.Object) bool
 	digests  *digests
 	log      logr.Logger
 
@@ -97,7 +96,7 @@ func asObject(obj any) client.Object {
 
 func (f *fanout) enqueue(obj any) {
 	o := asObject(obj)
-	if o == nil || slices.Contains(f.ignored, o.GetNamespace()) {
+	if o == nil || !f.inScope(o) {
 		return
 	}
 	now := time.Now()

@@ -55,7 +55,7 @@ func setupFanouts(ctx context.Context, mgr ctrl.Manager, opts *options.Options, 
 		if kindIgnored(opts, ck) {
 			continue
 		}
-		f := &fanout{kind: ck, reader: mgr.GetClient(), debounce: opts.Debounce, ignored: opts.NamespacesToIgnore, digests: sums,
+		f := &fanout{kind: ck, reader: mgr.GetClient(), debounce: opts.Debounce, inScope: inScope(opts), digests: sums,
 			log: mgr.GetLogger().WithName("config").WithValues("kind", string(ck))}
 		inf, err := mgr.GetCache().GetInformer(ctx, configObject(ck))
 		if err != nil {
@@ -76,12 +76,9 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 	}
 	seen := newTriggers()
 	r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Opts: opts, Keyed: keyed, Recorder: recorder, seen: seen, digests: sums, now: time.Now}
-	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return !slices.Contains(opts.NamespacesToIgnore, o.GetNamespace())
-	})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.Plural).
-		For(kind.New(), builder.WithPredicates(inScope, inputsChanged(kind), ix.interesting())).
+		For(kind.New(), builder.WithPredicates(predicate.NewPredicateFuncs(inScope(opts)), inputsChanged(kind), ix.interesting())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
 	for _, f := range fans {
 		b = b.WatchesRawSource(f.source(kind, seen))
@@ -91,6 +88,11 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 			builder.WithPredicates(relabelled()))
 	}
 	return b.Complete(r)
+}
+
+// inScope passes the objects of every namespace but --namespaces-to-ignore.
+func inScope(opts *options.Options) func(client.Object) bool {
+	return func(o client.Object) bool { return !slices.Contains(opts.NamespacesToIgnore, o.GetNamespace()) }
 }
 
 func namespaceObject() *metav1.PartialObjectMetadata {
