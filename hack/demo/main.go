@@ -270,7 +270,9 @@ func printEvents(ctx context.Context, k client.Client) error {
 	return nil
 }
 
-func short(digest string) string {
+// short shows the start of the digest part of a stamp ("key:time:digest").
+func short(stamp string) string {
+	digest := stamp[strings.LastIndex(stamp, ":")+1:]
 	if len(digest) > 12 {
 		return digest[:12] + "…"
 	}

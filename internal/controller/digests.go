@@ -25,60 +25,54 @@ type digests struct {
 
 	mu    sync.Mutex
 	byUID map[types.UID]versionSum
+	born  births
 }
 
 type versionSum struct {
 	version string
 	sum     digest.Sum
+	// rewritten says the object's managed fields show its data written
+	// after it was created.
+	rewritten bool
 }
 
 func newDigests(reader client.Reader) *digests {
-	return &digests{reader: reader, byUID: map[types.UID]versionSum{}}
+	return &digests{reader: reader, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}}}
 }
 
 // of returns the digest of the object whose cached metadata is meta; found
 // is false when the object is gone from the API server. Workloads that share
 // an object share one GET per version.
-func (d *digests) of(ctx context.Context, kind refs.Kind, meta client.Object) (sum digest.Sum, found bool, err error) {
+func (d *digests) of(ctx context.Context, kind refs.Kind, meta client.Object) (vs versionSum, found bool, err error) {
 	if vs, ok := d.lookup(meta.GetUID()); ok && vs.version == meta.GetResourceVersion() {
-		return vs.sum, true, nil
+		return vs, true, nil
 	}
 	key := string(meta.GetUID()) + "/" + meta.GetResourceVersion()
 	v, err, _ := d.flight.Do(key, func() (any, error) {
 		return d.fetch(ctx, kind, client.ObjectKeyFromObject(meta))
 	})
 	if err != nil {
-		return digest.Sum{}, false, err
+		return versionSum{}, false, err
 	}
-	vs, ok := v.(*versionSum)
-	if !ok || vs == nil {
-		return digest.Sum{}, false, nil
+	got, ok := v.(*versionSum)
+	if !ok || got == nil {
+		return versionSum{}, false, nil
 	}
-	return vs.sum, true, nil
+	return *got, true, nil
 }
 
 // fetch reads the object from the API server, which holds at least the
 // version the cache saw, and keeps only its digest.
 func (d *digests) fetch(ctx context.Context, kind refs.Kind, key types.NamespacedName) (*versionSum, error) {
-	var (
-		sum digest.Sum
-		obj client.Object
-	)
-	switch kind {
-	case refs.Secret:
-		s := &corev1.Secret{}
-		if err := d.reader.Get(ctx, key, s); err != nil {
-			return nil, ignoreGone(kind, key, err)
-		}
-		sum, obj = digest.Secret(s), s
-	default:
-		cm := &corev1.ConfigMap{}
-		if err := d.reader.Get(ctx, key, cm); err != nil {
-			return nil, ignoreGone(kind, key, err)
-		}
-		sum, obj = digest.ConfigMap(cm), cm
+	var obj client.Object = &corev1.ConfigMap{}
+	if kind == refs.Secret {
+		obj = &corev1.Secret{}
 	}
-	vs := versionSum{version: obj.GetResourceVersion(), sum: sum}
+	if err := d.reader.Get(ctx, key, obj); err != nil {
+		return nil, ignoreGone(kind, key, err)
+	}
+	sum := sumOf(obj)
+	vs := versionSum{version: obj.GetResourceVersion(), sum: sum, rewritten: dataRewritten(obj)}
 	d.mu.Lock()
 	d.byUID[obj.GetUID()] = vs
 	d.mu.Unlock()

@@ -67,8 +67,9 @@ func (f *fanout) source(kind workload.Kind, seen *triggers) source.Source {
 func (f *fanout) handlers() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			if !isInInitialList {
-				f.enqueue(obj)
+			if o := asObject(obj); o != nil && !isInInitialList {
+				f.digests.born.add(o, time.Now())
+				f.enqueue(o)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -83,6 +84,7 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			}
 			if o := asObject(obj); o != nil {
 				f.digests.forget(o.GetUID())
+				f.digests.born.forget(o.GetUID())
 				f.enqueue(o)
 			}
 		},

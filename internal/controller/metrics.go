@@ -14,6 +14,7 @@ const (
 	skipDeleteIgnored = "delete-without-reload-on-delete"
 	skipCreateIgnored = "create-without-reload-on-create"
 	skipNamespace     = "namespace-not-selected"
+	skipCopiedRecord  = "record-copied"
 )
 
 var (

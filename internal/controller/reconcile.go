@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -49,18 +51,34 @@ type Reconciler struct {
 
 	seen    *triggers
 	digests *digests
+	strips  *strips
+	others  *others
+	// now tells the API server's time, which timestamps on objects use.
 	now     func() time.Time
+	started atomic.Int64
 }
 
 // trackedObj is one tracked ConfigMap or Secret as the cache holds it.
 type trackedObj struct {
 	sum       digest.Sum
 	createdAt int64
+	meta      client.Object
+	version   versionSum
+}
+
+// view is what one reconcile knows of a workload.
+type view struct {
+	obj        client.Object
+	tmpl       *corev1.PodTemplateSpec
+	pol        *annotations.Policy
+	current    map[refs.Ref]trackedObj
+	referenced map[refs.Ref]bool
 }
 
 // Reconcile compares the config the workload tracks with its record and
 // writes only when they differ.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.started.CompareAndSwap(0, r.now().Unix())
 	triggeredAt, triggered := r.seen.take(req)
 	obj := r.Kind.New()
 	// Reconcile only reads the cached object: patch writes to a fresh one.
@@ -74,8 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	pol := r.Opts.Keys.Parse(r.Opts.Keys.Source(obj.GetAnnotations(), tmpl.Annotations), r.Opts.AutoReloadAll)
 	r.reportProblems(ctx, obj, pol.Problems)
 	workloadProblems := len(pol.Problems)
-	recorded, hasRecord := obj.GetAnnotations()[annotations.Recorded]
-	if !pol.OptedIn() && !hasRecord {
+	if _, hasRecord := obj.GetAnnotations()[annotations.Recorded]; !pol.OptedIn() && !hasRecord {
 		return ctrl.Result{}, nil
 	}
 	selected, err := r.namespaceSelected(ctx, req.Namespace)
@@ -85,12 +102,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	current, err := r.tracked(ctx, req.Namespace, &tmpl.Spec, &pol)
+	current, referenced, err := r.tracked(ctx, req.Namespace, &tmpl.Spec, &pol)
 	r.reportProblems(ctx, obj, pol.Problems[workloadProblems:])
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := r.converge(ctx, obj, recorded, hasRecord, current)
+	res, err := r.converge(ctx, view{obj: obj, tmpl: tmpl, pol: &pol, current: current, referenced: referenced})
 	if apierrors.IsConflict(err) {
 		if triggered {
 			r.seen.add(req, triggeredAt)
@@ -104,50 +121,114 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if res.rolled && triggered {
 		reloadLatency.WithLabelValues(r.Kind.Name).Observe(time.Since(triggeredAt).Seconds())
 	}
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: res.requeue}, err
 }
 
-type outcome struct{ rolled bool }
+type outcome struct {
+	rolled  bool
+	requeue time.Duration
+}
 
 // converge decides between no write, a record and a rollout, and makes at
 // most one patch.
-func (r *Reconciler) converge(ctx context.Context, obj client.Object, recorded string, hasRecord bool, current map[refs.Ref]trackedObj) (outcome, error) {
+func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 	log := logf.FromContext(ctx)
-	next := record{keyID: r.Keyed.KeyID(), at: r.now().Unix(), objects: map[refs.Ref]string{}}
-	for ref, t := range current {
-		next.objects[ref] = r.Keyed.Short(t.sum)
-	}
-	rec, err := decodeRecord(recorded)
+	raw, hasRecord := v.obj.GetAnnotations()[annotations.Recorded]
+	rec, err := decodeRecord(raw)
 	switch {
 	case !hasRecord:
-		skipsTotal.WithLabelValues(skipFirstSight).Inc()
-		log.V(1).Info("Recording the config of a workload seen for the first time")
-		return outcome{}, r.patch(ctx, obj, next, "")
+		return r.recover(ctx, v)
 	case err != nil:
-		skipsTotal.WithLabelValues(skipFirstSight).Inc()
-		log.Info("Recording the config again: the recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
-		return outcome{}, r.patch(ctx, obj, next, "")
-	case rec.keyID != next.keyID:
-		skipsTotal.WithLabelValues(skipKeyChanged).Inc()
-		log.Info("Recording the config again: the digest key changed")
-		return outcome{}, r.patch(ctx, obj, next, "")
+		log.Info("The recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
+		return r.recover(ctx, v)
+	case v.obj.GetCreationTimestamp().Unix() > rec.at:
+		skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
+		log.Info("Recording the config again: the record is older than the workload, so it was copied from another object")
+		return outcome{}, r.patch(ctx, v.obj, r.next(v.current, nil), "")
 	}
-	shorts := map[refs.Ref]observed{}
-	for ref, t := range current {
-		shorts[ref] = observed{short: next.objects[ref], createdAt: t.createdAt}
+	r.strips.forget(client.ObjectKeyFromObject(v.obj))
+	keyed, known := r.Keyed.Lookup(rec.keyID)
+	if !known {
+		return r.foreignKey(ctx, v, rec)
 	}
-	changes := diff(rec, shorts, func(ref refs.Ref) bool { return r.exists(ctx, obj.GetNamespace(), ref) })
-	if len(changes) == 0 {
+	changes, err := r.changes(ctx, v, rec, keyed)
+	if err != nil {
+		return outcome{}, err
+	}
+	next := r.next(v.current, r.kept(rec, changes))
+	causes, reason := r.causes(changes)
+	if len(causes) > 0 {
+		return r.roll(ctx, v, next, describe(causes))
+	}
+	if rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {
 		skipsTotal.WithLabelValues(skipUnchanged).Inc()
 		return outcome{}, nil
 	}
-	causes, reason := r.causes(changes)
-	if len(causes) == 0 {
-		skipsTotal.WithLabelValues(reason).Inc()
-		log.V(1).Info("Recording a change that does not roll", "reason", reason)
-		return outcome{}, r.patch(ctx, obj, next, "")
+	skipsTotal.WithLabelValues(reason).Inc()
+	log.V(1).Info("Recording a change that does not roll", "reason", reason)
+	return outcome{}, r.patch(ctx, v.obj, next, "")
+}
+
+// changes compares the record, read with the key it was written with, with
+// the tracked objects now.
+func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed digest.Keyed) (map[refs.Ref]change, error) {
+	now := make(map[refs.Ref]observed, len(v.current))
+	for ref, t := range v.current {
+		now[ref] = observed{short: keyed.Short(t.sum), createdAt: t.createdAt}
 	}
-	return r.roll(ctx, obj, next, current, causes)
+	gone := map[refs.Ref]bool{}
+	for ref := range rec.objects {
+		if _, ok := v.current[ref]; ok {
+			continue
+		}
+		g, err := r.gone(ctx, v.obj.GetNamespace(), ref, v.referenced[ref], v.pol)
+		if err != nil {
+			return nil, err
+		}
+		gone[ref] = g
+	}
+	changes := diff(rec, now, gone)
+	for ref, c := range changes {
+		if c != created || r.Opts.ReloadOnCreate {
+			continue
+		}
+		t := v.current[ref]
+		changed, err := r.digests.changedSinceCreation(ctx, ref.Kind, t.meta, t.version)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			changes[ref] = createdThenChanged
+		}
+	}
+	return changes, nil
+}
+
+// kept returns the recorded entries of deleted objects that do not roll the
+// workload: its pods still hold that data, so an object recreated under the
+// same name rolls it when, and only when, its data differs.
+func (r *Reconciler) kept(rec record, changes map[refs.Ref]change) map[refs.Ref]string {
+	if r.Opts.ReloadOnDelete || rec.keyID != r.Keyed.KeyID() {
+		return nil
+	}
+	out := map[refs.Ref]string{}
+	for ref, c := range changes {
+		if c == deleted {
+			out[ref] = rec.objects[ref]
+		}
+	}
+	return out
+}
+
+// next is the record to write: the tracked objects now, under the current
+// key, and the kept entries of deleted ones.
+func (r *Reconciler) next(current map[refs.Ref]trackedObj, kept map[refs.Ref]string) record {
+	next := record{keyID: r.Keyed.KeyID(), at: r.now().Unix(), objects: make(map[refs.Ref]string, len(current)+len(kept))}
+	maps.Copy(next.objects, kept)
+	for ref, t := range current {
+		next.objects[ref] = r.Keyed.Short(t.sum)
+	}
+	return next
 }
 
 // causes returns the changes that roll the workload, given the flags, or the
@@ -157,7 +238,7 @@ func (r *Reconciler) causes(changes map[refs.Ref]change) ([]refs.Ref, string) {
 	reason := skipAnnotations
 	for ref, c := range changes {
 		switch {
-		case c == changedData,
+		case c == changedData, c == createdThenChanged,
 			c == deleted && r.Opts.ReloadOnDelete,
 			c == created && r.Opts.ReloadOnCreate:
 			out = append(out, ref)
@@ -171,7 +252,8 @@ func (r *Reconciler) causes(changes map[refs.Ref]change) ([]refs.Ref, string) {
 	return out, reason
 }
 
-func (r *Reconciler) roll(ctx context.Context, obj client.Object, next record, current map[refs.Ref]trackedObj, causes []refs.Ref) (outcome, error) {
+// workloadDigest is the digest of all the config the workload tracks now.
+func workloadDigest(keyed digest.Keyed, current map[refs.Ref]trackedObj) string {
 	entries := make([]digest.Entry, 0, len(current))
 	for ref, t := range current {
 		entries = append(entries, digest.Entry{Kind: string(ref.Kind), Name: ref.Name, Sum: t.sum})
@@ -179,18 +261,21 @@ func (r *Reconciler) roll(ctx context.Context, obj client.Object, next record, c
 	slices.SortFunc(entries, func(a, b digest.Entry) int {
 		return refs.Compare(refs.Ref{Kind: refs.Kind(a.Kind), Name: a.Name}, refs.Ref{Kind: refs.Kind(b.Kind), Name: b.Name})
 	})
-	sum := r.Keyed.Workload(entries)
-	names := describe(causes)
-	if err := r.patch(ctx, obj, next, sum); err != nil {
+	return keyed.Workload(entries)
+}
+
+func (r *Reconciler) roll(ctx context.Context, v view, next record, names string) (outcome, error) {
+	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
+	if err := r.patch(ctx, v.obj, next, st.encode()); err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			reloadsTotal.WithLabelValues(r.Kind.Name, "error").Inc()
-			r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
+			r.event(v.obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
 		}
 		return outcome{}, err
 	}
 	reloadsTotal.WithLabelValues(r.Kind.Name, "success").Inc()
-	r.event(obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
-	logf.FromContext(ctx).Info("Rolled workload", "changed", names, "digest", sum)
+	r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
+	logf.FromContext(ctx).Info("Rolled workload", "changed", names, "digest", st.digest)
 	return outcome{rolled: true}, nil
 }
 
@@ -212,13 +297,13 @@ func describe(causes []refs.Ref) string {
 	return strings.Join(parts, ", ")
 }
 
-// patch writes the record and, when templateDigest is set, the pod template
+// patch writes the record and, when templateStamp is set, the pod template
 // annotation that rolls the workload: one merge patch that names nothing
 // else, so that no other writer's change is undone.
-func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, templateDigest string) error {
+func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, templateStamp string) error {
 	var tmpl map[string]string
-	if templateDigest != "" {
-		tmpl = map[string]string{annotations.ConfigDigest: templateDigest}
+	if templateStamp != "" {
+		tmpl = map[string]string{annotations.ConfigDigest: templateStamp}
 	}
 	body, err := json.Marshal(r.Kind.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: rec.encode()}, tmpl))
 	if err != nil {

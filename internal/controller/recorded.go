@@ -69,9 +69,12 @@ type change int
 const (
 	changedData change = iota + 1
 	created
+	// createdThenChanged is an object created after the record whose data
+	// changed since: as in Reloader, the change rolls, the creation alone not.
+	createdThenChanged
 	deleted
-	// untracked and newlyTracked follow a change of annotations, not of
-	// config: they are recorded but never roll.
+	// untracked and newlyTracked follow a change of annotations or of
+	// ripple's view, not of config: they are recorded but never roll.
 	untracked
 	newlyTracked
 )
@@ -82,20 +85,21 @@ type observed struct {
 	createdAt int64
 }
 
-// diff compares the record with the tracked objects now. exists reports
-// whether an object no longer tracked is still there (then it was untracked,
-// not deleted).
-func diff(rec record, now map[refs.Ref]observed, exists func(refs.Ref) bool) map[refs.Ref]change {
+// diff compares the record with the tracked objects now. gone holds the
+// recorded objects missing from now that the workload still uses and that
+// are gone from the API server; any other missing one was untracked (an
+// annotation, a template edit, a label selector), which never rolls.
+func diff(rec record, now map[refs.Ref]observed, gone map[refs.Ref]bool) map[refs.Ref]change {
 	out := map[refs.Ref]change{}
 	for ref, short := range rec.objects {
 		cur, ok := now[ref]
 		switch {
 		case ok && cur.short != short:
 			out[ref] = changedData
-		case !ok && exists(ref):
-			out[ref] = untracked
-		case !ok:
+		case !ok && gone[ref]:
 			out[ref] = deleted
+		case !ok:
+			out[ref] = untracked
 		}
 	}
 	for ref, cur := range now {
@@ -109,4 +113,30 @@ func diff(rec record, now map[refs.Ref]observed, exists func(refs.Ref) bool) map
 		}
 	}
 	return out
+}
+
+// stamp is the value of the ConfigDigest annotation on a pod template: the
+// key, when the workload was rolled (API server time) and the digest of all
+// the config it tracked then. It is what the pods run, so it is the
+// evidence left when the record is lost.
+type stamp struct {
+	keyID  string
+	at     int64
+	digest string
+}
+
+func (s stamp) encode() string {
+	return s.keyID + ":" + strconv.FormatInt(s.at, 10) + ":" + s.digest
+}
+
+func decodeStamp(v string) (stamp, bool) {
+	parts := strings.Split(v, ":")
+	if len(parts) != 3 || parts[0] == "" || parts[2] == "" {
+		return stamp{}, false
+	}
+	at, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return stamp{}, false
+	}
+	return stamp{keyID: parts[0], at: at, digest: parts[2]}, true
 }

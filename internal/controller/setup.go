@@ -33,14 +33,15 @@ import (
 
 // Setup registers the index and one controller per workload kind that is
 // not ignored.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder) error {
+// now tells the API server's time (see apiclock).
+func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, now func() time.Time) error {
 	sums := newDigests(mgr.GetAPIReader())
 	fans, err := setupFanouts(ctx, mgr, opts, sums)
 	if err != nil {
 		return err
 	}
 	for _, kind := range opts.Workloads() {
-		if err := setupKind(ctx, mgr, opts, keyed, recorder, sums, fans, kind); err != nil {
+		if err := setupKind(ctx, mgr, opts, keyed, recorder, sums, fans, kind, now); err != nil {
 			return fmt.Errorf("setting up %s: %w", kind.Name, err)
 		}
 	}
@@ -69,13 +70,14 @@ func setupFanouts(ctx context.Context, mgr ctrl.Manager, opts *options.Options, 
 	return fans, nil
 }
 
-func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, sums *digests, fans []*fanout, kind workload.Kind) error {
+func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, sums *digests, fans []*fanout, kind workload.Kind, now func() time.Time) error {
 	ix := indexer{kind: kind, keys: opts.Keys, autoReloadAll: opts.AutoReloadAll}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, kind.New(), refIndex, ix.values); err != nil {
 		return fmt.Errorf("indexing: %w", err)
 	}
 	seen := newTriggers()
-	r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Opts: opts, Keyed: keyed, Recorder: recorder, seen: seen, digests: sums, now: time.Now}
+	r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Opts: opts, Keyed: keyed, Recorder: recorder, seen: seen, digests: sums,
+		strips: newStrips(), others: newOthers(), now: now}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.Plural).
 		For(kind.New(), builder.WithPredicates(predicate.NewPredicateFuncs(inScope(opts)), inputsChanged(kind), ix.interesting())).

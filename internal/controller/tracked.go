@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,9 +14,10 @@ import (
 )
 
 // tracked returns the ConfigMaps and Secrets in the namespace that the policy
-// says trigger the workload, read from the cache.
-func (r *Reconciler) tracked(ctx context.Context, ns string, spec *corev1.PodSpec, pol *annotations.Policy) (map[refs.Ref]trackedObj, error) {
-	referenced := map[refs.Ref]bool{}
+// says trigger the workload, read from the cache, and the ones the pod spec
+// references.
+func (r *Reconciler) tracked(ctx context.Context, ns string, spec *corev1.PodSpec, pol *annotations.Policy) (out map[refs.Ref]trackedObj, referenced map[refs.Ref]bool, err error) {
+	referenced = map[refs.Ref]bool{}
 	for _, ref := range refs.FromPodSpec(spec) {
 		referenced[ref] = true
 	}
@@ -28,18 +30,18 @@ func (r *Reconciler) tracked(ctx context.Context, ns string, spec *corev1.PodSpe
 			candidates[refs.Ref{Kind: kind, Name: name}] = true
 		}
 	}
-	out := map[refs.Ref]trackedObj{}
+	out = map[refs.Ref]trackedObj{}
 	for ref := range candidates {
 		if err := r.consider(ctx, ns, ref, referenced[ref], pol, out); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, kind := range refs.Kinds {
 		if err := r.matchPatterns(ctx, ns, kind, referenced, pol, out); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, referenced, nil
 }
 
 // consider adds the object to out if it exists and the policy tracks it.
@@ -61,11 +63,11 @@ func (r *Reconciler) add(ctx context.Context, ref refs.Ref, obj client.Object, r
 	if ok, _ := pol.Tracks(ref.Kind, ref.Name, obj.GetAnnotations(), referenced); !ok {
 		return nil
 	}
-	sum, found, err := r.digests.of(ctx, ref.Kind, obj)
+	vs, found, err := r.digests.of(ctx, ref.Kind, obj)
 	if err != nil || !found {
 		return err
 	}
-	out[ref] = trackedObj{sum: sum, createdAt: obj.GetCreationTimestamp().Unix()}
+	out[ref] = trackedObj{sum: vs.sum, createdAt: obj.GetCreationTimestamp().Unix(), meta: obj, version: vs}
 	return nil
 }
 
@@ -93,11 +95,42 @@ func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kin
 	return nil
 }
 
-// exists reports whether the object is in the cache, tracked or not.
-func (r *Reconciler) exists(ctx context.Context, ns string, ref refs.Ref) bool {
-	if kindIgnored(r.Opts, ref.Kind) {
+// gone reports whether a recorded object that is not tracked now is gone
+// from the API server while the workload still uses it: its deletion. Any
+// other reason (the workload stopped using it, it carries the ignore
+// annotation, it left ripple's view through --resource-label-selector or
+// --resources-to-ignore) is no deletion and never rolls. The API server
+// decides, not the cache, so a GET that raced a delete counts as deleted.
+func (r *Reconciler) gone(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy) (bool, error) {
+	if kindIgnored(r.Opts, ref.Kind) || !mayTrack(pol, ref, referenced) {
+		return false, nil
+	}
+	cached := configObject(ref.Kind)
+	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, cached)
+	if err == nil {
+		if ok, _ := pol.Tracks(ref.Kind, ref.Name, cached.GetAnnotations(), referenced); !ok {
+			return false, nil
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("reading cached %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+	}
+	live := configObject(ref.Kind)
+	err = r.digests.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, live)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+	}
+	return false, nil
+}
+
+// mayTrack reports whether the policy tracks the object if it exists,
+// whatever annotations the object carries.
+func mayTrack(pol *annotations.Policy, ref refs.Ref, referenced bool) bool {
+	kp := pol.For(ref.Kind)
+	if kp.Exclude[ref.Name] {
 		return false
 	}
-	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, configObject(ref.Kind))
-	return err == nil
+	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || pol.Search))
 }

@@ -126,7 +126,7 @@ func TestConfigMapAndSecretHelpers(t *testing.T) {
 		Data:       map[string]string{"k": "v"},
 		BinaryData: map[string][]byte{"b": {1, 2}},
 	}
-	if got, want := ConfigMap(cmObj), Object("ConfigMap", "app", cmObj.Data, cmObj.BinaryData); got != want {
+	if got, want := ConfigMap(cmObj), Object("ConfigMap", Qualified(cmObj.Namespace, "app"), cmObj.Data, cmObj.BinaryData); got != want {
 		t.Errorf("ConfigMap() = %s, want %s", got, want)
 	}
 	relabelled := cmObj.DeepCopy()
@@ -146,7 +146,7 @@ func TestConfigMapAndSecretHelpers(t *testing.T) {
 		Data:       map[string][]byte{"k": []byte("v")},
 		Type:       corev1.SecretTypeOpaque,
 	}
-	if got, want := Secret(sec), Object("Secret", "app", nil, sec.Data); got != want {
+	if got, want := Secret(sec), Object("Secret", Qualified(sec.Namespace, "app"), nil, sec.Data); got != want {
 		t.Errorf("Secret() = %s, want %s", got, want)
 	}
 	asCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, BinaryData: map[string][]byte{"k": []byte("v")}}
@@ -223,5 +223,20 @@ func TestNewKeyed_CopiesTheKey(t *testing.T) {
 	key[0] = 'X'
 	if k.KeyID() != before {
 		t.Errorf("changing the caller's slice changed the Keyed")
+	}
+}
+
+func TestEqualObjectsInTwoNamespacesGiveUnrelatedDigests(t *testing.T) {
+	data := map[string][]byte{"password": []byte("hunter2")}
+	a := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db"}, Data: data}
+	b := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "db"}, Data: data}
+	k := NewKeyed([]byte("0123456789abcdef"))
+	if Secret(a) == Secret(b) || k.Short(Secret(a)) == k.Short(Secret(b)) {
+		t.Fatal("equal Secrets in two namespaces share a digest: a reader of one namespace could test guesses of the other's")
+	}
+	cmA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "c"}, Data: map[string]string{"k": "v"}}
+	cmB := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "c"}, Data: map[string]string{"k": "v"}}
+	if ConfigMap(cmA) == ConfigMap(cmB) {
+		t.Fatal("equal ConfigMaps in two namespaces share a digest")
 	}
 }

@@ -16,15 +16,23 @@ type Sum [sha256.Size]byte
 // String renders the sum in hex.
 func (s Sum) String() string { return hex.EncodeToString(s[:]) }
 
-// ConfigMap returns the digest of a ConfigMap's name, data and binaryData.
+// ConfigMap returns the digest of a ConfigMap's namespace, name, data and
+// binaryData.
 func ConfigMap(cm *corev1.ConfigMap) Sum {
-	return Object("ConfigMap", cm.Name, cm.Data, cm.BinaryData)
+	return Object("ConfigMap", Qualified(cm.Namespace, cm.Name), cm.Data, cm.BinaryData)
 }
 
-// Secret returns the digest of a Secret's name and data.
+// Secret returns the digest of a Secret's namespace, name and data.
 func Secret(s *corev1.Secret) Sum {
-	return Object("Secret", s.Name, nil, s.Data)
+	return Object("Secret", Qualified(s.Namespace, s.Name), nil, s.Data)
 }
+
+// Qualified binds an object's namespace to its name, so that equal Secrets
+// in two namespaces give unrelated digests: whoever can create Secrets in
+// one namespace cannot test guesses of a Secret in another by comparing
+// what ripple wrote. Neither part may contain '/', so the pair is
+// unambiguous.
+func Qualified(namespace, name string) string { return namespace + "/" + name }
 
 // Object returns the SHA-256 of Encode's output, streamed so that a large
 // object is not copied.

@@ -49,8 +49,19 @@ func (k Keyed) Short(sum Sum) string {
 
 // KeyID identifies the key without revealing it, so that a changed or lost
 // key is noticed and digests are re-recorded instead of every workload rolled.
+// The "/2" marks digests that bind the namespace: records written before
+// that read as of another key, so they are recorded again, not compared.
 func (k Keyed) KeyID() string {
 	m := hmac.New(sha256.New, k.key)
-	m.Write([]byte("key-id"))
+	m.Write([]byte("key-id/2"))
 	return hex.EncodeToString(m.Sum(nil)[:4])
+}
+
+// Lookup returns the Keyed whose KeyID is keyID, so that digests recorded
+// under that key can be compared.
+func (k Keyed) Lookup(keyID string) (Keyed, bool) {
+	if keyID == k.KeyID() {
+		return k, true
+	}
+	return Keyed{}, false
 }

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/ripple-controller/ripple/internal/apiclock"
 	"github.com/ripple-controller/ripple/internal/controller"
 	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/options"
@@ -37,6 +38,8 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "ripple"
+	clock := apiclock.New(nil)
+	cfg.Wrap(clock.Wrap)
 	keyed, err := loadKey(ctx, cfg, opts.HMACKeySecret)
 	if err != nil {
 		return nil, err
@@ -45,7 +48,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controller.Setup(ctx, mgr, opts, keyed, mgr.GetEventRecorder("ripple")); err != nil {
+	if err := controller.Setup(ctx, mgr, opts, keyed, mgr.GetEventRecorder("ripple"), clock.Now); err != nil {
 		return nil, err
 	}
 	if err := addProbes(mgr); err != nil {

@@ -50,7 +50,7 @@ var _ = Describe("Rolling workloads exactly", func() {
 		setData(cm, "k", "2")
 
 		after := expectRolledOnce(dep, before)
-		Expect(after.Digest).To(MatchRegexp("^[0-9a-f]{64}$"))
+		Expect(after.Digest).To(MatchRegexp(`^[0-9a-f]{8}:[0-9]+:[0-9a-f]{64}$`), "the stamp names the key, the time and the digest")
 		delete(after.Template.Annotations, annotations.ConfigDigest)
 		if len(after.Template.Annotations) == 0 {
 			after.Template.Annotations = nil

@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// Without --reload-on-create, creating a tracked object rolls nothing, but
+// changing its data afterwards does, as in Reloader, even when both happen
+// within one debounce window or while ripple is down. A reconcile sees only
+// the object as it is now, so it asks for evidence of a change since
+// creation: the version ripple saw it created at, read back exactly from
+// the API server, or else the object's managed fields.
+
+// birthsKept is how long the version an object was created at is kept: the
+// API server can serve an old version only until it compacts etcd, every
+// five minutes by default.
+const birthsKept = 15 * time.Minute
+
+// births remembers the version at which ripple saw objects created.
+type births struct {
+	mu       sync.Mutex
+	byUID    map[types.UID]birth
+	lastPrun time.Time
+}
+
+type birth struct {
+	version string
+	seen    time.Time
+}
+
+func (b *births) add(obj client.Object, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.byUID[obj.GetUID()] = birth{version: obj.GetResourceVersion(), seen: now}
+	if now.Sub(b.lastPrun) < time.Minute {
+		return
+	}
+	b.lastPrun = now
+	for uid, v := range b.byUID {
+		if now.Sub(v.seen) > birthsKept {
+			delete(b.byUID, uid)
+		}
+	}
+}
+
+func (b *births) forget(uid types.UID) {
+	b.mu.Lock()
+	delete(b.byUID, uid)
+	b.mu.Unlock()
+}
+
+func (b *births) version(uid types.UID) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.byUID[uid]
+	return v.version, ok
+}
+
+// changedSinceCreation reports whether the data of a tracked object, whose
+// cached metadata is meta and whose digest now is cur, differs from its
+// data when it was created.
+func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum) (bool, error) {
+	createdAt, ok := d.born.version(meta.GetUID())
+	if !ok {
+		return cur.rewritten, nil
+	}
+	if createdAt == cur.version {
+		return false, nil
+	}
+	first, found, err := d.sumAt(ctx, kind, meta, createdAt)
+	if err != nil || !found {
+		// Compacted away or unreadable: the managed fields still tell.
+		return cur.rewritten, nil //nolint:nilerr // the fallback is the answer
+	}
+	return first != cur.sum, nil
+}
+
+// sumAt reads the object at exactly one past version, which the API server
+// serves from etcd until it compacts it.
+func (d *digests) sumAt(ctx context.Context, kind refs.Kind, meta client.Object, version string) (digest.Sum, bool, error) {
+	opts := []client.ListOption{
+		client.InNamespace(meta.GetNamespace()),
+		client.MatchingFields{"metadata.name": meta.GetName()},
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: version, ResourceVersionMatch: metav1.ResourceVersionMatchExact}},
+	}
+	var list client.ObjectList = &corev1.ConfigMapList{}
+	if kind == refs.Secret {
+		list = &corev1.SecretList{}
+	}
+	if err := d.reader.List(ctx, list, opts...); err != nil {
+		return digest.Sum{}, false, fmt.Errorf("reading %s %s at version %s: %w", kind, meta.GetName(), version, err)
+	}
+	var (
+		sum   digest.Sum
+		found bool
+	)
+	err := apimeta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok && obj.GetUID() == meta.GetUID() {
+			sum, found = sumOf(obj), true
+		}
+		return nil
+	})
+	return sum, found, err
+}
+
+// sumOf hashes a ConfigMap's or a Secret's data.
+func sumOf(obj client.Object) digest.Sum {
+	if s, ok := obj.(*corev1.Secret); ok {
+		return digest.Secret(s)
+	}
+	cm, _ := obj.(*corev1.ConfigMap)
+	return digest.ConfigMap(cm)
+}
+
+// dataRewritten reports whether a manager that owns the object's data wrote
+// it after the second the object was created. Managed fields have whole
+// seconds, so a change within that second is seen only through births.
+func dataRewritten(obj client.Object) bool {
+	created := obj.GetCreationTimestamp().Time
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Time == nil || !mf.Time.After(created) || mf.FieldsV1 == nil {
+			continue
+		}
+		if bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:data"`)) || bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:binaryData"`)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,163 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// Event reasons for a record ripple cannot keep or cannot read.
+const (
+	ReasonRecordStripped    = "RecordStripped"
+	ReasonOtherInstallation = "OtherInstallation"
+)
+
+// recover handles a workload without a readable record: first sight, or a
+// record lost to kubectl replace, a GitOps tool or a restore. The stamp on
+// the pod template says what config the pods run; when it is ripple's and
+// differs from the config now, a change was missed, and the workload rolls.
+func (r *Reconciler) recover(ctx context.Context, v view) (outcome, error) {
+	key := client.ObjectKeyFromObject(v.obj)
+	if wait, warn := r.strips.note(key, time.Now()); wait > 0 {
+		if warn {
+			r.event(v.obj, corev1.EventTypeWarning, ReasonRecordStripped, "Record",
+				"Another writer keeps removing the annotation %s; ripple backs off and writes it again in %s", annotations.Recorded, wait)
+		}
+		logf.FromContext(ctx).Info("Backing off: the record keeps being removed", "annotation", annotations.Recorded, "retryAfter", wait)
+		return outcome{requeue: wait}, nil
+	}
+	next := r.next(v.current, nil)
+	if r.podsRunOtherConfig(v) {
+		return r.roll(ctx, v, next, "the config the pods run (the record was lost): "+describe(sortedRefs(v.current)))
+	}
+	skipsTotal.WithLabelValues(skipFirstSight).Inc()
+	logf.FromContext(ctx).V(1).Info("Recording the config of a workload seen for the first time")
+	return outcome{}, r.patch(ctx, v.obj, next, "")
+}
+
+// podsRunOtherConfig reports whether the pod template's stamp, written by
+// ripple under a key it knows and not copied from an older object, names
+// other config than what the workload tracks now.
+func (r *Reconciler) podsRunOtherConfig(v view) bool {
+	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
+	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at {
+		return false
+	}
+	keyed, ok := r.Keyed.Lookup(st.keyID)
+	return ok && workloadDigest(keyed, v.current) != st.digest
+}
+
+func sortedRefs(current map[refs.Ref]trackedObj) []refs.Ref {
+	out := make([]refs.Ref, 0, len(current))
+	for ref := range current {
+		out = append(out, ref)
+	}
+	slices.SortFunc(out, refs.Compare)
+	return out
+}
+
+// foreignGrace is how long a record written under a key ripple does not
+// know, since this replica started, is left alone: another replica or
+// installation that holds that key is acting (a rollout of ripple itself
+// with a new key, or a second installation watching the namespace), and
+// taking the record over could swallow a change that one is about to roll.
+// After it, or for a record written before this replica started (a key
+// that was replaced or lost), the record is written again.
+const foreignGrace = 10 * time.Minute
+
+func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record) (outcome, error) {
+	log := logf.FromContext(ctx)
+	left := time.Unix(rec.at, 0).Add(foreignGrace).Sub(r.now())
+	if rec.at > r.started.Load() && left > 0 {
+		if r.others.first(client.ObjectKeyFromObject(v.obj)) {
+			log.Info("Another ripple installation with another digest key writes this workload's record; leaving it to that one",
+				"keyID", rec.keyID, "retryAfter", left.Round(time.Second))
+			r.event(v.obj, corev1.EventTypeWarning, ReasonOtherInstallation, "Record",
+				"Another ripple installation (key %s) records this workload; this one (key %s) leaves it alone while that one is active", rec.keyID, r.Keyed.KeyID())
+		}
+		return outcome{requeue: left}, nil
+	}
+	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
+	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
+	return outcome{}, r.patch(ctx, v.obj, r.next(v.current, nil), "")
+}
+
+// Within stripWindow, stripsAllowed records written again because the
+// record was gone are normal (first sight, an edit, a restore); more mean
+// a writer strips it on every write, and ripple backs off instead of
+// answering each write with a patch.
+const (
+	stripWindow   = 10 * time.Minute
+	stripsAllowed = 3
+	stripBackoff  = time.Minute
+)
+
+type strips struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]*stripCount
+}
+
+type stripCount struct {
+	n      int
+	since  time.Time
+	warned bool
+}
+
+func newStrips() *strips { return &strips{m: map[types.NamespacedName]*stripCount{}} }
+
+// note counts one missing record; it returns how long to back off, and
+// whether this is the first back-off for the workload, to be said once.
+func (s *strips) note(key types.NamespacedName, now time.Time) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.m[key]
+	if c == nil {
+		c = &stripCount{}
+		s.m[key] = c
+	}
+	if now.Sub(c.since) > stripWindow {
+		c.n, c.since = 0, now
+	}
+	c.n++
+	if c.n <= stripsAllowed {
+		return 0, false
+	}
+	wait := min(stripBackoff<<min(c.n-stripsAllowed-1, 4), stripWindow)
+	warn := !c.warned
+	c.warned = true
+	return wait, warn
+}
+
+func (s *strips) forget(key types.NamespacedName) {
+	s.mu.Lock()
+	delete(s.m, key)
+	s.mu.Unlock()
+}
+
+// others remembers the workloads for which another installation was
+// reported, so that it is said once per workload.
+type others struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]bool
+}
+
+func newOthers() *others { return &others{seen: map[types.NamespacedName]bool{}} }
+
+func (o *others) first(key types.NamespacedName) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen[key] {
+		return false
+	}
+	o.seen[key] = true
+	return true
+}

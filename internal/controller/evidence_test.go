@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestStamp_RoundTripAndRejects(t *testing.T) {
+	st := stamp{keyID: "ab12cd34", at: 1700000000, digest: "00ff"}
+	got, ok := decodeStamp(st.encode())
+	if !ok || got != st {
+		t.Fatalf("decodeStamp(%q) = %+v, %v; want %+v", st.encode(), got, ok, st)
+	}
+	for _, bad := range []string{"", "00ff", "k:1", "k:x:00ff", ":1:00ff", "k:1:", "k:1:2:3"} {
+		if _, ok := decodeStamp(bad); ok {
+			t.Errorf("decodeStamp(%q) accepted a value ripple never writes", bad)
+		}
+	}
+}
+
+func TestStrips_BackOffOnlyAfterRepeatedLossAndWarnOnce(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "app"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		at       []time.Duration // offsets from t0 of each lost record
+		wantWait time.Duration   // back-off of the last one
+		wantWarn bool
+	}{
+		{"first sight writes at once", []time.Duration{0}, 0, false},
+		{"three losses in the window still write", []time.Duration{0, time.Second, 2 * time.Second}, 0, false},
+		{"the fourth loss in the window backs off and warns", []time.Duration{0, 1, 2, 3}, time.Minute, true},
+		{"back-off doubles and the warning is not repeated", []time.Duration{0, 1, 2, 3, 4}, 2 * time.Minute, false},
+		{"back-off stops at the window", []time.Duration{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, stripWindow, false},
+		{"losses spread beyond the window never back off", []time.Duration{0, 11 * time.Minute, 22 * time.Minute, 33 * time.Minute, 44 * time.Minute}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStrips()
+			var wait time.Duration
+			var warn bool
+			for _, d := range tt.at {
+				wait, warn = s.note(key, t0.Add(d))
+			}
+			if wait != tt.wantWait || warn != tt.wantWarn {
+				t.Fatalf("note = %v, %v; want %v, %v", wait, warn, tt.wantWait, tt.wantWarn)
+			}
+		})
+	}
+}
+
+func TestStrips_ForgetStartsOver(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "app"}
+	s := newStrips()
+	now := time.Now()
+	for range stripsAllowed {
+		s.note(key, now)
+	}
+	s.forget(key)
+	if wait, _ := s.note(key, now); wait != 0 {
+		t.Fatalf("a workload whose record was kept again backs off for %v", wait)
+	}
+}
+
+func TestOthers_SaidOncePerWorkload(t *testing.T) {
+	o := newOthers()
+	a, b := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}
+	if !o.first(a) || o.first(a) || !o.first(b) {
+		t.Fatal("first must be true once per workload, then false")
+	}
+}
+
+func TestDataRewritten(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC))
+	later := metav1.NewTime(created.Add(3 * time.Second))
+	data := &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:k":{}}}`)}
+	binary := &metav1.FieldsV1{Raw: []byte(`{"f:binaryData":{"f:k":{}}}`)}
+	labels := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:a":{}}}}`)}
+	tests := []struct {
+		name   string
+		fields []metav1.ManagedFieldsEntry
+		want   bool
+	}{
+		{"only created", []metav1.ManagedFieldsEntry{{Time: &created, FieldsV1: data}}, false},
+		{"data written later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: data}}, true},
+		{"binary data written later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: binary}}, true},
+		{"labels written later by another manager", []metav1.ManagedFieldsEntry{{Time: &created, FieldsV1: data}, {Time: &later, FieldsV1: labels}}, false},
+		{"no time", []metav1.ManagedFieldsEntry{{FieldsV1: data}}, false},
+		{"no managed fields", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := configObject("ConfigMap")
+			obj.CreationTimestamp = created
+			obj.ManagedFields = tt.fields
+			if got := dataRewritten(obj); got != tt.want {
+				t.Fatalf("dataRewritten = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBirths_KeptForAWhileThenPruned(t *testing.T) {
+	b := births{byUID: map[types.UID]birth{}}
+	t0 := time.Now()
+	old, fresh := configObject("ConfigMap"), configObject("ConfigMap")
+	old.UID, old.ResourceVersion = "old", "5"
+	fresh.UID, fresh.ResourceVersion = "fresh", "9"
+	b.add(old, t0)
+	if v, ok := b.version("old"); !ok || v != "5" {
+		t.Fatalf("version(old) = %q, %v", v, ok)
+	}
+	b.add(fresh, t0.Add(birthsKept+2*time.Minute))
+	if _, ok := b.version("old"); ok {
+		t.Fatal("a birth older than birthsKept was not pruned")
+	}
+	if _, ok := b.version("fresh"); !ok {
+		t.Fatal("a fresh birth was pruned")
+	}
+	b.forget("fresh")
+	if _, ok := b.version("fresh"); ok {
+		t.Fatal("forget kept the birth")
+	}
+}

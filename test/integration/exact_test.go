@@ -1,0 +1,291 @@
+package integration
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// Changes that a reconcile cannot see as an edit of a recorded object: the
+// record, the pod template's stamp and the objects' own history are the
+// evidence that the pods run older config than what is there now.
+var _ = Describe("Never losing a change", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	It("rolls once when a tracked ConfigMap is deleted and recreated with other data, without --reload-on-create", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple()
+		before := recorded(dep)
+
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+		expectNoRollout(dep, before)
+		createConfigMap(ns, "app-config", map[string]string{"k": "2"})
+
+		expectRolledOnce(dep, before)
+	})
+
+	It("rolls once when a tracked Secret is deleted and recreated with other data while ripple is down", func() {
+		sec := createSecret(ns, "creds", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromSecret("creds"))
+		first := startRipple()
+		before := recorded(dep)
+		Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+		expectNoRollout(dep, before)
+		first.stop()
+
+		createSecret(ns, "creds", map[string]string{"k": "2"})
+		startRipple()
+
+		expectRolledOnce(dep, before)
+	})
+
+	It("writes nothing when a deleted ConfigMap is recreated with the same data", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple()
+		before := recorded(dep)
+
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+		createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+
+		expectNoWrite(dep, before)
+	})
+
+	It("rolls once when an object is created and updated within the debounce window", func() {
+		dep := createDeployment(ns, "dep", auto, envFromSecret("optional"))
+		startRipple("--debounce=2s")
+		before := recorded(dep)
+
+		sec := createSecret(ns, "optional", map[string]string{"k": "placeholder"})
+		setSecretData(sec, "k", "real")
+
+		expectRolledOnce(dep, before)
+	})
+
+	It("rolls once when an object is created and then updated while ripple is down, and not for the creation alone", func() {
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("placeholder"), envFromSecret("created-only"))
+		first := startRipple()
+		before := recorded(dep)
+		first.stop()
+
+		createSecret(ns, "created-only", map[string]string{"k": "1"})
+		cm := createConfigMap(ns, "placeholder", map[string]string{"k": "0"})
+		updateInALaterSecond(cm)
+		startRipple()
+
+		expectRolledOnce(dep, before)
+	})
+
+	It("does not roll for objects created while ripple is down and never updated", func() {
+		dep := createDeployment(ns, "dep", auto, envFromSecret("late"))
+		first := startRipple()
+		before := recorded(dep)
+		first.stop()
+
+		createSecret(ns, "late", map[string]string{"k": "1"})
+		startRipple()
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("Secret/late="))
+		expectNoRollout(dep, before)
+	})
+
+	It("rolls once when the record is lost while ripple is down and a tracked ConfigMap changed", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+
+		setData(cm, "k", "3")
+		removeRecord(dep)
+		startRipple()
+
+		expectRolledOnce(dep, rolled)
+	})
+
+	It("rolls once when the record is replaced away at the moment a tracked ConfigMap changes", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple("--debounce=2s")
+		rolled := rolledOnceBy(dep, cm, "2")
+
+		// The replace reaches ripple before the debounced change does.
+		setData(cm, "k", "3")
+		removeRecord(dep)
+
+		expectRolledOnce(dep, rolled)
+	})
+
+	It("only records again when the record is lost and the config is what the pods run", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+
+		removeRecord(dep)
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
+		expectNoRollout(dep, rolled)
+	})
+
+	It("backs off with one RecordStripped Event from a writer that strips the record on every write", func() {
+		createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple()
+		before := recorded(dep)
+
+		for range 4 {
+			removeRecord(dep)
+			Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty(), "ripple records again")
+		}
+		removeRecord(dep)
+
+		Consistently(func() string { return stateOf(dep).Recorded }, quiet).Should(BeEmpty(), "ripple backs off")
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement(HavePrefix(reasonPrefix("RecordStripped"))))
+		removeRecord(dep)
+		Consistently(func() int { return countPrefix(eventsFor(dep)(), "RecordStripped") }, quiet).Should(Equal(1))
+		expectNoRollout(dep, before)
+	})
+
+	It("does not roll a workload created with a record and a stamp copied from another", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+		setData(cm, "k", "3")
+		at, err := strconv.ParseInt(strings.Split(strings.Split(rolled.Recorded, ";")[1], "=")[1], 10, 64)
+		Expect(err).NotTo(HaveOccurred())
+		waitServerPast(ns, at)
+
+		copied := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restored", Annotations: dep.Annotations}, Spec: dep.Spec}
+		copied.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "restored"}}
+		copied.Spec.Template.Labels = map[string]string{"app": "restored"}
+		Expect(copied.Annotations).To(HaveKey(annotations.Recorded))
+		Expect(copied.Spec.Template.Annotations).To(HaveKey(annotations.ConfigDigest))
+		Expect(k8s.Create(suiteCtx, copied)).To(Succeed())
+		restored := withRollouts(copied, stateOf(copied))
+		startRipple()
+
+		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(rolled.Recorded))
+		expectNoRollout(copied, restored)
+	})
+
+	It("does not roll with --reload-on-delete when a ConfigMap only leaves ripple's label selector", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		update(cm, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple("--reload-on-delete", "--resource-label-selector=reload=yes")
+		before := recorded(dep)
+
+		update(cm, func(c *corev1.ConfigMap) { c.Labels = nil })
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(ContainSubstring("ConfigMap/app-config="))
+		expectNoRollout(dep, before)
+	})
+
+	It("does not roll with --reload-on-delete when a renamed ConfigMap's old version is pruned", func() {
+		old := createConfigMap(ns, "app-config-aaaa", map[string]string{"k": "1"})
+		createConfigMap(ns, "app-config-bbbb", map[string]string{"k": "2"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config-aaaa"))
+		startRipple("--reload-on-delete")
+		before := recorded(dep)
+
+		update(dep, func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Volumes[0].ConfigMap.Name = "app-config-bbbb"
+		})
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/app-config-bbbb="))
+		Expect(k8s.Delete(suiteCtx, old)).To(Succeed())
+
+		Consistently(before.Rollouts, quiet).Should(Equal(1), "only the user's own template edit rolls")
+	})
+})
+
+var _ = Describe("Two installations on one namespace", func() {
+	It("roll each change once and then hold still, and say that they met", func() {
+		ns := newNamespace(nil)
+		keySecret := func(name string, fill byte) string {
+			Expect(k8s.Create(suiteCtx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Data:       map[string][]byte{"key": []byte(strings.Repeat(string(fill), 32))},
+			})).To(Succeed())
+			return "--hmac-key-secret=" + ns + "/" + name
+		}
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple(keySecret("cluster-wide", 'a'))
+		startRipple(keySecret("namespaced", 'b'), "--namespaces="+ns)
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
+		settled := withRollouts(dep, stateOf(dep))
+
+		for i := 2; i <= 3; i++ {
+			setData(cm, "k", fmt.Sprint(i))
+			Eventually(settled.Rollouts, 20*time.Second).Should(Equal(i-1), "change %d rolls", i)
+		}
+		Consistently(settled.Rollouts, quiet).Should(Equal(2), "no ping-pong")
+		last := stateOf(dep)
+		expectNoWrite(dep, last)
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement(HavePrefix(reasonPrefix("OtherInstallation"))))
+	})
+})
+
+// rolledOnceBy records the workload, sets the ConfigMap's key k to v and
+// waits for the one rollout that follows, so the pod template carries
+// ripple's stamp.
+func rolledOnceBy(dep *appsv1.Deployment, cm *corev1.ConfigMap, v string) state {
+	GinkgoHelper()
+	before := recorded(dep)
+	setData(cm, "k", v)
+	return expectRolledOnce(dep, before)
+}
+
+// removeRecord writes the workload back without ripple's record, as
+// kubectl replace of an older manifest or a GitOps tool would.
+func removeRecord(dep *appsv1.Deployment) {
+	GinkgoHelper()
+	update(dep, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.Recorded) })
+}
+
+// updateInALaterSecond changes the ConfigMap's data once the API server's
+// clock has left the second it was created in, as a real edit minutes
+// later would.
+func updateInALaterSecond(cm *corev1.ConfigMap) {
+	GinkgoHelper()
+	waitServerPast(cm.Namespace, cm.CreationTimestamp.Unix())
+	setData(cm, "k", "updated")
+}
+
+// waitServerPast waits until the API server's clock is past the second at,
+// by reading the creation time of objects it creates.
+func waitServerPast(ns string, at int64) {
+	GinkgoHelper()
+	Eventually(func() int64 {
+		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "clock-"}}
+		Expect(k8s.Create(suiteCtx, probe)).To(Succeed())
+		Expect(k8s.Delete(suiteCtx, probe)).To(Succeed())
+		return probe.CreationTimestamp.Unix()
+	}, 5*time.Second, 100*time.Millisecond).Should(BeNumerically(">", at))
+}
+
+func reasonPrefix(reason string) string { return reason + ": " }
+
+func countPrefix(lines []string, reason string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, reasonPrefix(reason)) {
+			n++
+		}
+	}
+	return n
+}
