@@ -126,11 +126,11 @@ func TestDiff_Cases(t *testing.T) {
 	var always map[refs.Ref]bool
 	rec := func(objs map[refs.Ref]string) record { return record{keyID: "k", at: 100, objects: objs} }
 	cases := []struct {
-		name   string
-		rec    record
-		now    map[refs.Ref]observed
-		gone   map[refs.Ref]bool
-		want   map[refs.Ref]change
+		name string
+		rec  record
+		now  map[refs.Ref]observed
+		gone map[refs.Ref]bool
+		want map[refs.Ref]change
 	}{
 		{"nothing recorded, nothing tracked", rec(nil), nil, never, map[refs.Ref]change{}},
 		{"no change", rec(map[refs.Ref]string{cmRef("a"): "1", secretRef("a"): "2"}),
