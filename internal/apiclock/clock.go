@@ -28,16 +28,14 @@ func (c *Clock) Now() time.Time {
 }
 
 // Observe takes the server's Date from one response received at local time
-// at. Date has whole seconds, so the server was up to a second ahead of it.
-// The estimate takes the whole second: a time ripple records is then never
-// earlier than the creation of an object it has seen, which would make
-// ripple take its own record for one copied from an older object.
+// at. Date has whole seconds, so the server was up to a second ahead of it:
+// half a second is added to centre the estimate.
 func (c *Clock) Observe(date string, at time.Time) {
 	server, err := http.ParseTime(date)
 	if err != nil {
 		return
 	}
-	c.offset.Store(int64(server.Add(time.Second).Sub(at)))
+	c.offset.Store(int64(server.Add(time.Second / 2).Sub(at)))
 }
 
 // Wrap returns a transport that observes every response; it fits

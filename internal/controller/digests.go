@@ -8,6 +8,8 @@ import (
 	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,12 +73,17 @@ func (d *digests) fetch(ctx context.Context, kind refs.Kind, key types.Namespace
 	if err := d.reader.Get(ctx, key, obj); err != nil {
 		return nil, ignoreGone(kind, key, err)
 	}
-	sum := sumOf(obj)
-	vs := versionSum{version: obj.GetResourceVersion(), sum: sum, rewritten: dataRewritten(obj)}
+	vs := d.store(obj)
+	return &vs, nil
+}
+
+// store keeps the digest of a ConfigMap or Secret read from the API server.
+func (d *digests) store(obj client.Object) versionSum {
+	vs := versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), rewritten: dataRewritten(obj)}
 	d.mu.Lock()
 	d.byUID[obj.GetUID()] = vs
 	d.mu.Unlock()
-	return &vs, nil
+	return vs
 }
 
 func ignoreGone(kind refs.Kind, key types.NamespacedName, err error) error {
@@ -98,4 +105,47 @@ func (d *digests) forget(uid types.UID) {
 	d.mu.Lock()
 	delete(d.byUID, uid)
 	d.mu.Unlock()
+}
+
+// bulkMin is how many objects of one namespace must lack a digest before a
+// paged LIST costs less than one GET each: a reload list that matches
+// thousands of objects is recorded in seconds, not at the client's rate
+// limit. bulkPage keeps the data held at once to one page.
+const (
+	bulkMin  = 32
+	bulkPage = 250
+)
+
+// prefetch reads, with one paged LIST of the namespace, the digests of the
+// objects whose digest at their cached version is not known yet, when
+// there are at least bulkMin of them.
+func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, metas []client.Object) error {
+	want := map[types.UID]bool{}
+	for _, m := range metas {
+		if vs, ok := d.lookup(m.GetUID()); !ok || vs.version != m.GetResourceVersion() {
+			want[m.GetUID()] = true
+		}
+	}
+	if len(want) < bulkMin {
+		return nil
+	}
+	opts := &client.ListOptions{Namespace: ns, Limit: bulkPage}
+	for {
+		var list client.ObjectList = &corev1.ConfigMapList{}
+		if kind == refs.Secret {
+			list = &corev1.SecretList{}
+		}
+		if err := d.reader.List(ctx, list, opts); err != nil {
+			return fmt.Errorf("listing %ss in %s: %w", kind, ns, err)
+		}
+		_ = apimeta.EachListItem(list, func(o runtime.Object) error {
+			if obj, ok := o.(client.Object); ok && want[obj.GetUID()] {
+				d.store(obj)
+			}
+			return nil
+		})
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			return nil
+		}
+	}
 }

@@ -49,7 +49,7 @@ func (r *Reconciler) recover(ctx context.Context, v view) (outcome, error) {
 // other config than what the workload tracks now.
 func (r *Reconciler) podsRunOtherConfig(v view) bool {
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
-	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at {
+	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
 		return false
 	}
 	keyed, ok := r.Keyed.Lookup(st.keyID)

@@ -141,7 +141,7 @@ func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 	case err != nil:
 		log.Info("The recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
 		return r.recover(ctx, v)
-	case v.obj.GetCreationTimestamp().Unix() > rec.at:
+	case v.obj.GetCreationTimestamp().Unix() > rec.at+clockSlack:
 		skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
 		log.Info("Recording the config again: the record is older than the workload, so it was copied from another object")
 		return outcome{}, r.patch(ctx, v.obj, r.next(v.current, nil), "")
@@ -155,7 +155,7 @@ func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	next := r.next(v.current, r.kept(rec, changes))
+	next := r.next(v.current, r.kept(rec, v.current, changes))
 	causes, reason := r.causes(changes)
 	if len(causes) > 0 {
 		return r.roll(ctx, v, next, describe(causes))
@@ -176,18 +176,18 @@ func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed dige
 	for ref, t := range v.current {
 		now[ref] = observed{short: keyed.Short(t.sum), createdAt: t.createdAt}
 	}
-	gone := map[refs.Ref]bool{}
+	missing := map[refs.Ref]change{}
 	for ref := range rec.objects {
 		if _, ok := v.current[ref]; ok {
 			continue
 		}
-		g, err := r.gone(ctx, v.obj.GetNamespace(), ref, v.referenced[ref], v.pol)
+		why, err := r.missing(ctx, v.obj.GetNamespace(), ref, v.referenced[ref], v.pol)
 		if err != nil {
 			return nil, err
 		}
-		gone[ref] = g
+		missing[ref] = why
 	}
-	changes := diff(rec, now, gone)
+	changes := diff(rec, now, missing)
 	for ref, c := range changes {
 		if c != created || r.Opts.ReloadOnCreate {
 			continue
@@ -204,17 +204,23 @@ func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed dige
 	return changes, nil
 }
 
-// kept returns the recorded entries of deleted objects that do not roll the
-// workload: its pods still hold that data, so an object recreated under the
-// same name rolls it when, and only when, its data differs.
-func (r *Reconciler) kept(rec record, changes map[refs.Ref]change) map[refs.Ref]string {
-	if r.Opts.ReloadOnDelete || rec.keyID != r.Keyed.KeyID() {
+// kept returns the recorded entries of objects missing now that stay in
+// the record: deleted ones that do not roll the workload, whose data its
+// pods still hold, so that an object recreated under the same name rolls
+// it when, and only when, its data differs; and those the cache has not
+// caught up with.
+func (r *Reconciler) kept(rec record, current map[refs.Ref]trackedObj, changes map[refs.Ref]change) map[refs.Ref]string {
+	if rec.keyID != r.Keyed.KeyID() {
 		return nil
 	}
 	out := map[refs.Ref]string{}
-	for ref, c := range changes {
-		if c == deleted {
-			out[ref] = rec.objects[ref]
+	for ref, short := range rec.objects {
+		if _, ok := current[ref]; ok {
+			continue
+		}
+		switch c := changes[ref]; {
+		case c == 0, c == deleted && !r.Opts.ReloadOnDelete:
+			out[ref] = short
 		}
 	}
 	return out

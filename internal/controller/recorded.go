@@ -85,28 +85,32 @@ type observed struct {
 	createdAt int64
 }
 
-// diff compares the record with the tracked objects now. gone holds the
-// recorded objects missing from now that the workload still uses and that
-// are gone from the API server; any other missing one was untracked (an
-// annotation, a template edit, a label selector), which never rolls.
-func diff(rec record, now map[refs.Ref]observed, gone map[refs.Ref]bool) map[refs.Ref]change {
+// clockSlack is how far apart, in whole seconds, two times may be and
+// still count as the same moment: the API server stamps objects in whole
+// seconds, and ripple's estimate of its clock may be half a second off.
+const clockSlack = 1
+
+// diff compares the record with the tracked objects now. missing tells why
+// a recorded object is not tracked now (see Reconciler.missing); an object
+// it has no answer for is left as recorded.
+func diff(rec record, now map[refs.Ref]observed, missing map[refs.Ref]change) map[refs.Ref]change {
 	out := map[refs.Ref]change{}
 	for ref, short := range rec.objects {
 		cur, ok := now[ref]
 		switch {
 		case ok && cur.short != short:
 			out[ref] = changedData
-		case !ok && gone[ref]:
-			out[ref] = deleted
-		case !ok:
-			out[ref] = untracked
+		case !ok && missing[ref] != 0:
+			out[ref] = missing[ref]
 		}
 	}
 	for ref, cur := range now {
 		if _, ok := rec.objects[ref]; ok {
 			continue
 		}
-		if cur.createdAt >= rec.at {
+		// An object created in the seconds around the record may not have
+		// been in ripple's cache when it was written: it is new.
+		if cur.createdAt >= rec.at-clockSlack {
 			out[ref] = created
 		} else {
 			out[ref] = newlyTracked

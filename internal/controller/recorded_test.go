@@ -103,11 +103,11 @@ func TestDiff(t *testing.T) {
 		cmRef("edited"):              {short: "e2", createdAt: 10},
 		secretRef("new"):             {short: "n1", createdAt: at + 1},
 		secretRef("new-same-second"): {short: "n2", createdAt: at},
-		cmRef("old-newly-tracked"):   {short: "o1", createdAt: at - 1},
+		cmRef("old-newly-tracked"):   {short: "o1", createdAt: at - 2},
 	}
-	gone := map[refs.Ref]bool{secretRef("deleted"): true}
+	missing := map[refs.Ref]change{secretRef("deleted"): deleted, cmRef("untracked"): untracked}
 
-	got := diff(rec, now, gone)
+	got := diff(rec, now, missing)
 	want := map[refs.Ref]change{
 		cmRef("edited"):              changedData,
 		secretRef("deleted"):         deleted,
@@ -122,38 +122,43 @@ func TestDiff(t *testing.T) {
 }
 
 func TestDiff_Cases(t *testing.T) {
-	never := map[refs.Ref]bool{cmRef("a"): true}
-	var always map[refs.Ref]bool
+	gone := map[refs.Ref]change{cmRef("a"): deleted}
+	left := map[refs.Ref]change{cmRef("a"): untracked}
+	var lagging map[refs.Ref]change
 	rec := func(objs map[refs.Ref]string) record { return record{keyID: "k", at: 100, objects: objs} }
 	cases := []struct {
-		name string
-		rec  record
-		now  map[refs.Ref]observed
-		gone map[refs.Ref]bool
-		want map[refs.Ref]change
+		name    string
+		rec     record
+		now     map[refs.Ref]observed
+		missing map[refs.Ref]change
+		want    map[refs.Ref]change
 	}{
-		{"nothing recorded, nothing tracked", rec(nil), nil, never, map[refs.Ref]change{}},
+		{"nothing recorded, nothing tracked", rec(nil), nil, nil, map[refs.Ref]change{}},
 		{"no change", rec(map[refs.Ref]string{cmRef("a"): "1", secretRef("a"): "2"}),
-			map[refs.Ref]observed{cmRef("a"): {short: "1"}, secretRef("a"): {short: "2", createdAt: 500}}, never, map[refs.Ref]change{}},
+			map[refs.Ref]observed{cmRef("a"): {short: "1"}, secretRef("a"): {short: "2", createdAt: 500}}, nil, map[refs.Ref]change{}},
 		{"data changed", rec(map[refs.Ref]string{cmRef("a"): "1"}),
-			map[refs.Ref]observed{cmRef("a"): {short: "2"}}, never, map[refs.Ref]change{cmRef("a"): changedData}},
+			map[refs.Ref]observed{cmRef("a"): {short: "2"}}, nil, map[refs.Ref]change{cmRef("a"): changedData}},
 		{"gone from the API server and still used is deleted", rec(map[refs.Ref]string{cmRef("a"): "1"}),
-			nil, never, map[refs.Ref]change{cmRef("a"): deleted}},
-		{"no longer used, or still there, is untracked", rec(map[refs.Ref]string{cmRef("a"): "1"}),
-			nil, always, map[refs.Ref]change{cmRef("a"): untracked}},
+			nil, gone, map[refs.Ref]change{cmRef("a"): deleted}},
+		{"no longer used, or out of view, is untracked", rec(map[refs.Ref]string{cmRef("a"): "1"}),
+			nil, left, map[refs.Ref]change{cmRef("a"): untracked}},
+		{"not yet in the cache after a recreate is no change", rec(map[refs.Ref]string{cmRef("a"): "1"}),
+			nil, lagging, map[refs.Ref]change{}},
 		{"same name, other kind is a different object", rec(map[refs.Ref]string{cmRef("a"): "1"}),
-			map[refs.Ref]observed{secretRef("a"): {short: "1", createdAt: 100}}, never,
+			map[refs.Ref]observed{secretRef("a"): {short: "1", createdAt: 100}}, gone,
 			map[refs.Ref]change{cmRef("a"): deleted, secretRef("a"): created}},
 		{"created after the record", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 101}}, never, map[refs.Ref]change{cmRef("a"): created}},
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 101}}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"created in the second of the record", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 100}}, never, map[refs.Ref]change{cmRef("a"): created}},
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 100}}, nil, map[refs.Ref]change{cmRef("a"): created}},
+		{"created in the second before the record, when the cache may not have had it", rec(nil),
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 99}}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"older object newly tracked", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 99}}, never, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 98}}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := diff(c.rec, c.now, c.gone); !maps.Equal(got, c.want) {
+			if got := diff(c.rec, c.now, c.missing); !maps.Equal(got, c.want) {
 				t.Errorf("diff = %v, want %v", got, c.want)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,12 +83,19 @@ func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kin
 	if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("listing cached %ss: %w", kind, err)
 	}
+	var matched []client.Object
 	for i := range list.Items {
 		obj := &list.Items[i]
 		ref := refs.Ref{Kind: kind, Name: obj.GetName()}
-		if _, done := out[ref]; done {
-			continue
+		if _, done := out[ref]; !done && pol.For(kind).Reload.Match(ref.Name) {
+			matched = append(matched, obj)
 		}
+	}
+	if err := r.digests.prefetch(ctx, kind, ns, matched); err != nil {
+		return err
+	}
+	for _, obj := range matched {
+		ref := refs.Ref{Kind: kind, Name: obj.GetName()}
 		if err := r.add(ctx, ref, obj, referenced[ref], pol, out); err != nil {
 			return err
 		}
@@ -95,34 +103,38 @@ func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kin
 	return nil
 }
 
-// gone reports whether a recorded object that is not tracked now is gone
-// from the API server while the workload still uses it: its deletion. Any
-// other reason (the workload stopped using it, it carries the ignore
-// annotation, it left ripple's view through --resource-label-selector or
-// --resources-to-ignore) is no deletion and never rolls. The API server
-// decides, not the cache, so a GET that raced a delete counts as deleted.
-func (r *Reconciler) gone(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy) (bool, error) {
+// missing tells why a recorded object is not tracked now: deleted (gone
+// from the API server while the workload still uses it, also when a GET
+// raced the delete), untracked (the workload stopped using it, it carries
+// the ignore annotation, or it left ripple's view through
+// --resource-label-selector or --resources-to-ignore), or, when the API
+// server has an object the cache has not caught up with (deleted and
+// recreated at once), neither: its entry is kept until the cache tells.
+func (r *Reconciler) missing(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy) (change, error) {
 	if kindIgnored(r.Opts, ref.Kind) || !mayTrack(pol, ref, referenced) {
-		return false, nil
+		return untracked, nil
 	}
+	key := types.NamespacedName{Namespace: ns, Name: ref.Name}
 	cached := configObject(ref.Kind)
-	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, cached)
+	err := r.Get(ctx, key, cached)
 	if err == nil {
 		if ok, _ := pol.Tracks(ref.Kind, ref.Name, cached.GetAnnotations(), referenced); !ok {
-			return false, nil
+			return untracked, nil
 		}
 	} else if !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("reading cached %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+		return 0, fmt.Errorf("reading cached %s %s: %w", ref.Kind, key, err)
 	}
 	live := configObject(ref.Kind)
-	err = r.digests.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, live)
-	if apierrors.IsNotFound(err) {
-		return true, nil
+	err = r.digests.reader.Get(ctx, key, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return deleted, nil
+	case err != nil:
+		return 0, fmt.Errorf("reading %s %s: %w", ref.Kind, key, err)
+	case r.Opts.ResourceSelector != nil && !r.Opts.ResourceSelector.Matches(labels.Set(live.GetLabels())):
+		return untracked, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
-	}
-	return false, nil
+	return 0, nil
 }
 
 // mayTrack reports whether the policy tracks the object if it exists,
