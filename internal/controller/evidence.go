@@ -92,12 +92,12 @@ func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record) (outcom
 }
 
 // Within stripWindow, stripsAllowed records written again because the
-// record was gone are normal (first sight, an edit, a restore); more mean
-// a writer strips it on every write, and ripple backs off instead of
-// answering each write with a patch.
+// record was gone or unreadable are normal (first sight, hand edits, a
+// restore); more mean a writer strips it on every write, and ripple backs
+// off instead of answering each write with a patch.
 const (
 	stripWindow   = 10 * time.Minute
-	stripsAllowed = 3
+	stripsAllowed = 5
 	stripBackoff  = time.Minute
 )
 

@@ -24,18 +24,26 @@ func TestStamp_RoundTripAndRejects(t *testing.T) {
 func TestStrips_BackOffOnlyAfterRepeatedLossAndWarnOnce(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "app"}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// in returns n losses one second apart.
+	in := func(n int) []time.Duration {
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = time.Duration(i) * time.Second
+		}
+		return out
+	}
 	tests := []struct {
 		name     string
 		at       []time.Duration // offsets from t0 of each lost record
 		wantWait time.Duration   // back-off of the last one
 		wantWarn bool
 	}{
-		{"first sight writes at once", []time.Duration{0}, 0, false},
-		{"three losses in the window still write", []time.Duration{0, time.Second, 2 * time.Second}, 0, false},
-		{"the fourth loss in the window backs off and warns", []time.Duration{0, 1, 2, 3}, time.Minute, true},
-		{"back-off doubles and the warning is not repeated", []time.Duration{0, 1, 2, 3, 4}, 2 * time.Minute, false},
-		{"back-off stops at the window", []time.Duration{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, stripWindow, false},
-		{"losses spread beyond the window never back off", []time.Duration{0, 11 * time.Minute, 22 * time.Minute, 33 * time.Minute, 44 * time.Minute}, 0, false},
+		{"first sight writes at once", in(1), 0, false},
+		{"up to stripsAllowed losses in the window still write", in(stripsAllowed), 0, false},
+		{"one more loss in the window backs off and warns", in(stripsAllowed + 1), time.Minute, true},
+		{"back-off doubles and the warning is not repeated", in(stripsAllowed + 2), 2 * time.Minute, false},
+		{"back-off stops at the window", in(stripsAllowed + 9), stripWindow, false},
+		{"losses spread beyond the window never back off", []time.Duration{0, 11 * time.Minute, 22 * time.Minute, 33 * time.Minute, 44 * time.Minute, 55 * time.Minute, 66 * time.Minute}, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,7 +66,9 @@ func (ix indexer) values(obj client.Object) []string {
 	}
 	if rec, err := decodeRecord(obj.GetAnnotations()[annotations.Recorded]); err == nil {
 		for r := range rec.objects {
-			out = append(out, refKey(r.Kind, ns, r.Name))
+			if !isBucket(r) {
+				out = append(out, refKey(r.Kind, ns, r.Name))
+			}
 		}
 	}
 	return out

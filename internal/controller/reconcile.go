@@ -139,7 +139,7 @@ func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 	case !hasRecord:
 		return r.recover(ctx, v)
 	case err != nil:
-		log.Info("The recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
+		log.Info("Recording the config again: the recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
 		return r.recover(ctx, v)
 	case v.obj.GetCreationTimestamp().Unix() > rec.at+clockSlack:
 		skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
@@ -176,6 +176,9 @@ func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed dige
 	for ref, t := range v.current {
 		now[ref] = observed{short: keyed.Short(t.sum), createdAt: t.createdAt}
 	}
+	if isFolded(rec.objects) {
+		return r.creationsChanged(ctx, v, foldedDiff(rec, now))
+	}
 	missing := map[refs.Ref]change{}
 	for ref := range rec.objects {
 		if _, ok := v.current[ref]; ok {
@@ -187,7 +190,12 @@ func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed dige
 		}
 		missing[ref] = why
 	}
-	changes := diff(rec, now, missing)
+	return r.creationsChanged(ctx, v, diff(rec, now, missing))
+}
+
+// creationsChanged turns the creations of objects whose data changed since
+// into changes that roll.
+func (r *Reconciler) creationsChanged(ctx context.Context, v view, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
 	for ref, c := range changes {
 		if c != created || r.Opts.ReloadOnCreate {
 			continue
@@ -210,7 +218,7 @@ func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed dige
 // it when, and only when, its data differs; and those the cache has not
 // caught up with.
 func (r *Reconciler) kept(rec record, current map[refs.Ref]trackedObj, changes map[refs.Ref]change) map[refs.Ref]string {
-	if rec.keyID != r.Keyed.KeyID() {
+	if rec.keyID != r.Keyed.KeyID() || isFolded(rec.objects) {
 		return nil
 	}
 	out := map[refs.Ref]string{}
@@ -233,6 +241,9 @@ func (r *Reconciler) next(current map[refs.Ref]trackedObj, kept map[refs.Ref]str
 	maps.Copy(next.objects, kept)
 	for ref, t := range current {
 		next.objects[ref] = r.Keyed.Short(t.sum)
+	}
+	if recordSize(next.objects) > recordBudget {
+		next.objects = fold(next.objects)
 	}
 	return next
 }
@@ -293,6 +304,9 @@ func describe(causes []refs.Ref) string {
 	size := 0
 	for i, c := range causes {
 		name := c.String()
+		if isBucket(c) {
+			name = "a " + string(c.Kind) + " of record bucket " + c.Name
+		}
 		if i == most || (i > 0 && size+len(name) > budget) {
 			parts = append(parts, fmt.Sprintf("and %d more", len(causes)-i))
 			break

@@ -8,9 +8,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 )
@@ -145,8 +148,8 @@ var _ = Describe("Never losing a change", func() {
 		startRipple()
 		before := recorded(dep)
 
-		// First sight and two losses within ten minutes are answered at once.
-		for range 2 {
+		// First sight and four losses within ten minutes are answered at once.
+		for range 4 {
 			removeRecord(dep)
 			Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty(), "ripple records again")
 		}
@@ -210,6 +213,25 @@ var _ = Describe("Never losing a change", func() {
 		Expect(k8s.Delete(suiteCtx, old)).To(Succeed())
 
 		Consistently(before.Rollouts, quiet).Should(Equal(1), "only the user's own template edit rolls")
+	})
+})
+
+var _ = Describe("A reload list that matches thousands of objects", func() {
+	It("records the workload with a record far below the annotation limit, rolls it on a change, not on a creation", func() {
+		ns := newNamespace(nil)
+		const n = 5000
+		createConfigMapsFast(ns, "app-config-%04d", n)
+		dep := createDeployment(ns, "dep", map[string]string{annotations.ConfigMapReload: "app-config-.*"})
+		startRipple()
+
+		before := recorded(dep)
+		Expect(len(before.Recorded)).To(BeNumerically("<", 16<<10), "256 KiB is the limit of all of a workload's annotations")
+		edited := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-config-%04d", n/2)}}
+		setData(edited, "k", "changed")
+		after := expectRolledOnce(dep, before)
+
+		createConfigMap(ns, "app-config-new", map[string]string{"k": "1"})
+		expectNoRollout(dep, after)
 	})
 })
 
@@ -289,4 +311,25 @@ func countPrefix(lines []string, reason string) int {
 		}
 	}
 	return n
+}
+
+// createConfigMapsFast creates n ConfigMaps named by format and an index,
+// with a client that is not rate-limited.
+func createConfigMapsFast(ns, format string, n int) {
+	GinkgoHelper()
+	cfg := rest.CopyConfig(restConfig)
+	cfg.QPS = -1
+	c, err := client.New(cfg, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error {
+			return c.Create(suiteCtx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf(format, i)},
+				Data:       map[string]string{"k": fmt.Sprint(i)},
+			})
+		})
+	}
+	Expect(g.Wait()).To(Succeed())
 }

@@ -1,0 +1,122 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// A record names each tracked object, which keeps changes, creations and
+// deletions apart. But a reload list may match thousands of objects, and
+// all of a workload's annotations share a 256 KiB limit: past recordBudget
+// bytes, the record folds the objects of each kind into foldBuckets
+// buckets by name, each kept as one digest of its members' names and
+// digests. A change of any member still rolls; a creation is still told
+// apart by its creation time; a deletion can no longer be told from a
+// change, and rolls.
+const (
+	recordBudget = 16 << 10
+	foldBuckets  = 64
+)
+
+// bucketPrefix starts a bucket's name; no object's name contains it.
+const bucketPrefix = "#"
+
+func bucketRef(kind refs.Kind, name string) refs.Ref {
+	h := fnv.New32a()
+	_, _ = io.WriteString(h, name)
+	return refs.Ref{Kind: kind, Name: fmt.Sprintf("%s%02d", bucketPrefix, h.Sum32()%foldBuckets)}
+}
+
+func isBucket(ref refs.Ref) bool { return strings.HasPrefix(ref.Name, bucketPrefix) }
+
+func isFolded(objects map[refs.Ref]string) bool {
+	for ref := range objects {
+		if isBucket(ref) {
+			return true
+		}
+	}
+	return false
+}
+
+// recordSize is the length of the objects' part of an encoded record.
+func recordSize(objects map[refs.Ref]string) int {
+	n := 0
+	for ref, short := range objects {
+		n += len(ref.Kind) + len(ref.Name) + len(short) + len("/=;")
+	}
+	return n
+}
+
+// fold returns the buckets of the objects: per bucket, a digest of the
+// sorted "name=short" lines of its members. Names cannot hold '=' or a
+// newline, so the lines are unambiguous; the shorts are keyed already.
+func fold(objects map[refs.Ref]string) map[refs.Ref]string {
+	members := map[refs.Ref][]string{}
+	for ref, short := range objects {
+		b := bucketRef(ref.Kind, ref.Name)
+		members[b] = append(members[b], ref.Name+"="+short+"\n")
+	}
+	out := make(map[refs.Ref]string, len(members))
+	for b, lines := range members {
+		out[b] = bucketSum(lines)
+	}
+	return out
+}
+
+func bucketSum(lines []string) string {
+	slices.Sort(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		_, _ = io.WriteString(h, l)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// foldedDiff compares a folded record with the tracked objects now. Objects
+// created after the record cannot be in it: they are left out of the
+// buckets and reported one by one as created. Those created within
+// clockSlack of the record may or may not be in it: a bucket matches with
+// or without them.
+func foldedDiff(rec record, now map[refs.Ref]observed) map[refs.Ref]change {
+	old, borderline := map[refs.Ref]string{}, map[refs.Ref]string{}
+	out := map[refs.Ref]change{}
+	for ref, cur := range now {
+		switch {
+		case cur.createdAt > rec.at+clockSlack:
+			out[ref] = created
+		case cur.createdAt >= rec.at-clockSlack:
+			borderline[ref] = cur.short
+		default:
+			old[ref] = cur.short
+		}
+	}
+	without := fold(old)
+	all := maps.Clone(old)
+	maps.Copy(all, borderline)
+	with := fold(all)
+	buckets := map[refs.Ref]bool{}
+	for _, m := range []map[refs.Ref]string{rec.objects, without, with} {
+		for b := range m {
+			buckets[b] = true
+		}
+	}
+	for b := range buckets {
+		if rec.objects[b] != without[b] && rec.objects[b] != with[b] {
+			out[b] = changedData
+		}
+	}
+	for ref := range borderline {
+		if b := bucketRef(ref.Kind, ref.Name); rec.objects[b] != with[b] {
+			out[ref] = created
+		}
+	}
+	return out
+}

@@ -1,0 +1,82 @@
+package controller
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+func manyObjects(n int, short string) map[refs.Ref]string {
+	out := make(map[refs.Ref]string, n)
+	for i := range n {
+		out[cmRef(fmt.Sprintf("app-config-%05d", i))] = short
+	}
+	return out
+}
+
+func TestFold_KeepsTheRecordSmallWhateverTheListMatches(t *testing.T) {
+	for _, n := range []int{1000, 5000, 50000} {
+		objects := manyObjects(n, "0123456789abcdef")
+		if recordSize(objects) <= recordBudget {
+			t.Fatalf("%d objects fit the budget unfolded; the test needs more", n)
+		}
+		folded := fold(objects)
+		if size := len(record{keyID: "abcd1234", at: 1700000000, objects: folded}.encode()); size > 4<<10 {
+			t.Errorf("%d objects fold into a %d-byte record", n, size)
+		}
+		if !isFolded(folded) || isFolded(objects) {
+			t.Errorf("isFolded cannot tell folded from unfolded objects")
+		}
+		if !maps.Equal(fold(objects), folded) {
+			t.Errorf("fold is not deterministic")
+		}
+	}
+}
+
+func TestFoldedDiff(t *testing.T) {
+	const at = 1000
+	base := manyObjects(2000, "aa")
+	rec := record{keyID: "k", at: at, objects: fold(base)}
+	observe := func(objects map[refs.Ref]string, createdAt int64) map[refs.Ref]observed {
+		out := map[refs.Ref]observed{}
+		for ref, short := range objects {
+			out[ref] = observed{short: short, createdAt: createdAt}
+		}
+		return out
+	}
+	edited := maps.Clone(base)
+	edited[cmRef("app-config-00042")] = "bb"
+	gone := maps.Clone(base)
+	delete(gone, cmRef("app-config-00042"))
+	editedBucket := bucketRef(refs.ConfigMap, "app-config-00042")
+
+	tests := []struct {
+		name string
+		now  map[refs.Ref]observed
+		want map[refs.Ref]change
+	}{
+		{"nothing changed", observe(base, at-100), map[refs.Ref]change{}},
+		{"one member's data changed rolls its bucket", observe(edited, at-100), map[refs.Ref]change{editedBucket: changedData}},
+		{"a deleted member cannot be told from a change", observe(gone, at-100), map[refs.Ref]change{editedBucket: changedData}},
+		{"an object created after the record is a creation", func() map[refs.Ref]observed {
+			now := observe(base, at-100)
+			now[cmRef("late")] = observed{short: "cc", createdAt: at + 5}
+			return now
+		}(), map[refs.Ref]change{cmRef("late"): created}},
+		{"objects created around the record and in it are no change", observe(base, at), map[refs.Ref]change{}},
+		{"an object created around the record and not in it is a creation", func() map[refs.Ref]observed {
+			now := observe(base, at-100)
+			now[cmRef("borderline")] = observed{short: "cc", createdAt: at}
+			return now
+		}(), map[refs.Ref]change{cmRef("borderline"): created}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := foldedDiff(rec, tt.now); !maps.Equal(got, tt.want) {
+				t.Fatalf("foldedDiff = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
