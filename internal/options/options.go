@@ -178,8 +178,8 @@ func (p *Parser) Options() (Options, error) {
 func (p *Parser) scope(o *Options) {
 	r := p.raw
 	o.Namespaces = list(strings.Join(r.namespaces, ","))
-	if len(o.Namespaces) == 0 {
-		o.Namespaces = list(p.getenv(EnvWatchNamespace))
+	if ns := strings.TrimSpace(p.getenv(EnvWatchNamespace)); len(o.Namespaces) == 0 && ns != "" {
+		o.Namespaces = []string{ns}
 	}
 	o.NamespacesToIgnore = list(strings.Join(r.namespacesToIgnore, ","))
 	if len(o.Namespaces) > 0 {
