@@ -89,18 +89,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if tmpl == nil || obj.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
+	// A workload out of scope gets no Event, not even for a mistake.
+	selected, err := r.namespaceSelected(ctx, req.Namespace)
+	if err != nil || !selected {
+		if err == nil {
+			skipsTotal.WithLabelValues(skipNamespace).Inc()
+		}
+		return ctrl.Result{}, err
+	}
 	pol := r.Opts.Keys.Parse(r.Opts.Keys.Source(obj.GetAnnotations(), tmpl.Annotations), r.Opts.AutoReloadAll)
 	r.reportProblems(ctx, obj, pol.Problems)
 	workloadProblems := len(pol.Problems)
 	if _, hasRecord := obj.GetAnnotations()[annotations.Recorded]; !pol.OptedIn() && !hasRecord {
 		return ctrl.Result{}, nil
-	}
-	selected, err := r.namespaceSelected(ctx, req.Namespace)
-	if err != nil || !selected {
-		if !selected {
-			skipsTotal.WithLabelValues(skipNamespace).Inc()
-		}
-		return ctrl.Result{}, err
 	}
 	current, referenced, err := r.tracked(ctx, req.Namespace, &tmpl.Spec, &pol)
 	r.reportProblems(ctx, obj, pol.Problems[workloadProblems:])
@@ -366,6 +367,10 @@ func shorten(s string, limit int) string {
 	return s[:cut] + mark
 }
 
+// namespaceSelected reports whether the namespace is in ripple's scope. A
+// namespace the cache does not hold yet, created together with its
+// workloads, is an error, so that the workqueue retries with backoff
+// instead of passing the workload by.
 func (r *Reconciler) namespaceSelected(ctx context.Context, namespace string) (bool, error) {
 	if slices.Contains(r.Opts.NamespacesToIgnore, namespace) {
 		return false, nil
@@ -375,7 +380,10 @@ func (r *Reconciler) namespaceSelected(ctx context.Context, namespace string) (b
 	}
 	ns := namespaceObject()
 	if err := r.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-		return false, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("namespace %s is not in the cache yet: %w", namespace, err)
+		}
+		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	return r.Opts.NamespaceSelector.Matches(labels.Set(ns.GetLabels())), nil
 }

@@ -48,6 +48,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	logScope(mgr, opts)
 	if err := controller.Setup(ctx, mgr, opts, keyed, mgr.GetEventRecorder("ripple"), clock.Now); err != nil {
 		return nil, err
 	}
@@ -62,6 +63,23 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	return mgr, nil
 }
 
+// logScope says which namespaces ripple watches, and which flags it ignores
+// for that, as Reloader does in its scoped mode.
+func logScope(mgr ctrl.Manager, opts *options.Options) {
+	log := mgr.GetLogger()
+	if len(opts.Namespaces) == 0 {
+		log.Info("Watching all namespaces", "ignored", opts.NamespacesToIgnore)
+		return
+	}
+	log.Info("Watching only the listed namespaces", "namespaces", opts.Namespaces)
+	for _, flag := range opts.Dropped {
+		log.Info("Ignoring a flag that only applies when all namespaces are watched", "flag", "--"+flag)
+	}
+}
+
+// managerOptions maps ripple's options onto controller-runtime's. A Lease
+// namespace left empty, by the flag and by POD_NAMESPACE, makes
+// controller-runtime read the in-cluster one.
 func managerOptions(opts *options.Options) ctrl.Options {
 	lease, renew, retry := opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod
 	probe := opts.ProbeAddr

@@ -3,6 +3,7 @@ package options
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -17,10 +18,15 @@ import (
 type Options struct {
 	Kubeconfig string
 
+	// Namespaces is ripple's watch scope: --namespaces, else
+	// KUBERNETES_NAMESPACE; empty watches every namespace.
 	Namespaces         []string
 	NamespacesToIgnore []string
 	// NamespaceSelector is nil when every namespace is selected.
 	NamespaceSelector labels.Selector
+	// Dropped names the flags that were set but do not apply, because
+	// ripple watches a list of namespaces, as in Reloader's scoped mode.
+	Dropped []string
 	// ResourceSelector is nil when every ConfigMap and Secret is watched.
 	ResourceSelector labels.Selector
 	IgnoreConfigMaps bool
@@ -53,9 +59,23 @@ type Options struct {
 	HMACKeySecret string
 }
 
-// raw holds flag values that need parsing before they become Options.
+// Environment variables ripple reads, as Reloader does.
+const (
+	// EnvWatchNamespace limits ripple to one namespace when --namespaces is
+	// empty: Reloader's single-namespace mode.
+	EnvWatchNamespace = "KUBERNETES_NAMESPACE"
+	// EnvPodNamespace is the namespace of the leader election Lease when
+	// --leader-election-namespace is empty. The chart sets it from the
+	// downward API; outside a cluster, where controller-runtime would look
+	// for the in-cluster namespace file, it is the only default.
+	EnvPodNamespace = "POD_NAMESPACE"
+)
+
+// raw holds flag values that need parsing before they become Options. The
+// namespace and selector flags may be repeated, as in Reloader; their
+// values add up.
 type raw struct {
-	namespaces, namespacesToIgnore, namespaceSelector, resourceSelector string
+	namespaces, namespacesToIgnore, namespaceSelector, resourceSelector []string
 	resourcesToIgnore, ignoredWorkloadTypes                             string
 }
 
@@ -63,11 +83,13 @@ type raw struct {
 type Parser struct {
 	opts Options
 	raw  raw
+	// getenv reads ripple's environment variables; tests replace it.
+	getenv func(string) string
 }
 
 // NewParser returns a Parser whose flags are bound to fs.
 func NewParser(fs *pflag.FlagSet) *Parser {
-	p := &Parser{}
+	p := &Parser{getenv: os.Getenv}
 	p.opts.Keys = annotations.DefaultKeys()
 	p.bind(fs)
 	return p
@@ -77,10 +99,10 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	o, r, k := &p.opts, &p.raw, &p.opts.Keys
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Defaults to $KUBECONFIG, then the in-cluster config, then ~/.kube/config.")
 
-	fs.StringVar(&r.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty watches all namespaces.")
-	fs.StringVar(&r.namespacesToIgnore, "namespaces-to-ignore", "", "Comma-separated namespaces whose workloads are never rolled.")
-	fs.StringVar(&r.namespaceSelector, "namespace-selector", "", "Only roll workloads in namespaces whose labels match: comma-separated k=v, k:v (legacy), or k=* (label exists).")
-	fs.StringVar(&r.resourceSelector, "resource-label-selector", "", "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
+	fs.StringArrayVar(&r.namespaces, "namespaces", nil, "Comma-separated namespaces to watch; may be repeated. Empty watches the namespace in $"+EnvWatchNamespace+" if set, else all namespaces. A list of namespaces ignores --namespaces-to-ignore and --namespace-selector, as in Reloader.")
+	fs.StringArrayVar(&r.namespacesToIgnore, "namespaces-to-ignore", nil, "Comma-separated namespaces whose workloads are never rolled; may be repeated. Only applies when all namespaces are watched.")
+	fs.StringArrayVar(&r.namespaceSelector, "namespace-selector", nil, "Only roll workloads in namespaces whose labels match; may be repeated, and every term must match. Comma-separated terms: k=v or k:v, k=* or k:* (label exists), or any Kubernetes label selector term. Only applies when all namespaces are watched.")
+	fs.StringArrayVar(&r.resourceSelector, "resource-label-selector", nil, "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
 	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
 	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload kinds never rolled: deployments, statefulsets, daemonsets (jobs and cronjobs are accepted and never rolled anyway).")
 
@@ -96,13 +118,15 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&k.ConfigMapReload, "configmap-annotation", k.ConfigMapReload, "Annotation listing ConfigMap names (anchored regular expressions) that trigger a workload.")
 	fs.StringVar(&k.SecretReload, "secret-annotation", k.SecretReload, "Annotation listing Secret names (anchored regular expressions) that trigger a workload.")
 	fs.StringVar(&k.Ignore, "ignore-annotation", k.Ignore, "Annotation on a ConfigMap or Secret that stops it triggering anything.")
+	fs.StringVar(&k.ConfigMapExclude, "configmap-exclude-annotation", k.ConfigMapExclude, "Annotation on a workload listing ConfigMap names that never trigger it.")
+	fs.StringVar(&k.SecretExclude, "secret-exclude-annotation", k.SecretExclude, "Annotation on a workload listing Secret names that never trigger it.")
 
 	fs.StringVar(&o.LogFormat, "log-format", "json", "Log format: json, or text (also the empty value, as in Reloader).")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "Log level: trace, debug, info, warning or error.")
 
 	fs.BoolVar(&o.EnableHA, "enable-ha", false, "Run several replicas with leader election; only the leader rolls workloads.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "ripple-leader", "Name of the Lease used for leader election.")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Defaults to ripple's own namespace.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease. Empty uses $"+EnvPodNamespace+" if set, else the namespace of ripple's in-cluster service account.")
 	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits before taking over a lease that is not renewed.")
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it steps down.")
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "How often leader election is attempted.")
@@ -123,15 +147,14 @@ func (p *Parser) Options() (Options, error) {
 	var errs []error
 	fail := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
 
-	o.Namespaces = list(r.namespaces)
-	o.NamespacesToIgnore = list(r.namespacesToIgnore)
 	var err error
-	if o.NamespaceSelector, err = ParseSelector(r.namespaceSelector); err != nil {
+	if o.NamespaceSelector, err = ParseSelector(strings.Join(r.namespaceSelector, ",")); err != nil {
 		fail("namespace-selector", err)
 	}
-	if o.ResourceSelector, err = ParseSelector(r.resourceSelector); err != nil {
+	if o.ResourceSelector, err = ParseSelector(strings.Join(r.resourceSelector, ",")); err != nil {
 		fail("resource-label-selector", err)
 	}
+	p.scope(&o)
 	switch strings.ToLower(strings.TrimSpace(r.resourcesToIgnore)) {
 	case "":
 	case "configmaps":
@@ -146,6 +169,32 @@ func (p *Parser) Options() (Options, error) {
 	}
 	errs = append(errs, o.validate()...)
 	return o, errors.Join(errs...)
+}
+
+// scope applies Reloader's namespace modes: --namespaces, else
+// KUBERNETES_NAMESPACE, lists the namespaces watched, and then the ignore
+// list and the namespace selector do not apply; --leader-election-namespace,
+// else POD_NAMESPACE, places the Lease.
+func (p *Parser) scope(o *Options) {
+	r := p.raw
+	o.Namespaces = list(strings.Join(r.namespaces, ","))
+	if ns := strings.TrimSpace(p.getenv(EnvWatchNamespace)); len(o.Namespaces) == 0 && ns != "" {
+		o.Namespaces = []string{ns}
+	}
+	o.NamespacesToIgnore = list(strings.Join(r.namespacesToIgnore, ","))
+	if len(o.Namespaces) > 0 {
+		if len(o.NamespacesToIgnore) > 0 {
+			o.Dropped = append(o.Dropped, "namespaces-to-ignore")
+			o.NamespacesToIgnore = nil
+		}
+		if o.NamespaceSelector != nil {
+			o.Dropped = append(o.Dropped, "namespace-selector")
+			o.NamespaceSelector = nil
+		}
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = strings.TrimSpace(p.getenv(EnvPodNamespace))
+	}
 }
 
 func (o *Options) validate() []error {
@@ -197,6 +246,7 @@ func (o *Options) keyFlags() map[string]string {
 		"secret-auto-annotation": k.SecretAuto, "auto-search-annotation": k.Search,
 		"search-match-annotation": k.Match, "configmap-annotation": k.ConfigMapReload,
 		"secret-annotation": k.SecretReload, "ignore-annotation": k.Ignore,
+		"configmap-exclude-annotation": k.ConfigMapExclude, "secret-exclude-annotation": k.SecretExclude,
 	}
 }
 
@@ -244,7 +294,7 @@ func workloadTypes(s string) (map[string]bool, error) {
 }
 
 // ParseSelector parses Reloader's selector syntax: comma-separated terms,
-// each k=v, the legacy k:v, k=* for "label exists", or any term of the
+// each k=v or k:v, k=* or k:* for "label exists", or any term of the
 // Kubernetes label selector syntax. An empty string selects everything (nil).
 func ParseSelector(s string) (labels.Selector, error) {
 	terms := list(s)
@@ -252,13 +302,9 @@ func ParseSelector(s string) (labels.Selector, error) {
 		return nil, nil
 	}
 	for i, t := range terms {
-		switch {
-		case strings.HasSuffix(t, "=*"):
-			if terms[i] = strings.TrimSuffix(t, "=*"); terms[i] == "" {
-				return nil, fmt.Errorf("%q has a term without a label key", s)
-			}
-		case strings.Contains(t, ":") && !strings.ContainsAny(t, "=!() "):
-			terms[i] = strings.Replace(t, ":", "=", 1)
+		var err error
+		if terms[i], err = selectorTerm(t); err != nil {
+			return nil, fmt.Errorf("%q: %w", s, err)
 		}
 	}
 	sel, err := labels.Parse(strings.Join(terms, ","))
@@ -266,6 +312,29 @@ func ParseSelector(s string) (labels.Selector, error) {
 		return nil, fmt.Errorf("%q is not a label selector: %w", s, err)
 	}
 	return sel, nil
+}
+
+// selectorTerm rewrites Reloader's forms of one term into the Kubernetes
+// syntax. Neither a label key nor a value may hold ':', so a ':' is always
+// Reloader's separator; Reloader drops what follows a second one, ripple
+// refuses it.
+func selectorTerm(t string) (string, error) {
+	key, value, legacy := strings.Cut(t, ":")
+	if !legacy {
+		if key, value, _ = strings.Cut(t, "="); strings.TrimSpace(value) != "*" {
+			return t, nil
+		}
+	}
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	switch {
+	case key == "":
+		return "", fmt.Errorf("term %q has no label key", t)
+	case strings.Contains(value, ":"):
+		return "", fmt.Errorf("term %q has more than one ':'", t)
+	case value == "*":
+		return key, nil
+	}
+	return key + "=" + value, nil
 }
 
 // compatible accepts Reloader flags whose job ripple always does its own

@@ -12,11 +12,19 @@ import (
 	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
-// parse binds ripple's flags to a fresh flag set, parses args and validates.
+// parse binds ripple's flags to a fresh flag set, parses args and validates,
+// in an empty environment.
 func parse(t *testing.T, args ...string) (Options, error) {
+	t.Helper()
+	return parseEnv(t, nil, args...)
+}
+
+// parseEnv is parse with env as ripple's environment.
+func parseEnv(t *testing.T, env map[string]string, args ...string) (Options, error) {
 	t.Helper()
 	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
 	p := NewParser(fs)
+	p.getenv = func(k string) string { return env[k] }
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("flag parsing of %v failed: %v", args, err)
 	}
@@ -40,6 +48,7 @@ func TestDefaults(t *testing.T) {
 	}{
 		{"kubeconfig", o.Kubeconfig, ""},
 		{"namespaces", o.Namespaces, []string(nil)},
+		{"flags dropped", o.Dropped, []string(nil)},
 		{"namespaces-to-ignore", o.NamespacesToIgnore, []string(nil)},
 		{"namespace-selector", o.NamespaceSelector, labels.Selector(nil)},
 		{"resource-label-selector", o.ResourceSelector, labels.Selector(nil)},
@@ -92,7 +101,7 @@ func TestEveryFlagIsBound(t *testing.T) {
 		"resources-to-ignore", "ignored-workload-types", "auto-reload-all", "reload-on-create", "reload-on-delete",
 		"auto-annotation", "configmap-auto-annotation", "secret-auto-annotation", "auto-search-annotation",
 		"search-match-annotation", "configmap-annotation", "secret-annotation", "ignore-annotation",
-		"log-format", "log-level", "enable-ha", "leader-election-id", "leader-election-namespace",
+		"configmap-exclude-annotation", "secret-exclude-annotation", "log-format", "log-level", "enable-ha", "leader-election-id", "leader-election-namespace",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 		"metrics-bind-address", "health-probe-bind-address", "kube-api-qps", "kube-api-burst", "debounce",
 		"workers", "hmac-key-secret",
@@ -110,8 +119,7 @@ func TestEveryFlagIsBound(t *testing.T) {
 
 func TestValidValues(t *testing.T) {
 	o := mustParse(t,
-		"--namespaces", " a, ,b ",
-		"--namespaces-to-ignore", "kube-system",
+		"--namespaces-to-ignore", " kube-system, ,other ",
 		"--namespace-selector", "team=x",
 		"--resource-label-selector", "reload:yes",
 		"--resources-to-ignore", "configMaps",
@@ -123,8 +131,8 @@ func TestValidValues(t *testing.T) {
 		"--kube-api-qps", "0.5", "--kube-api-burst", "1", "--debounce", "0", "--workers", "1",
 		"--hmac-key-secret", "ripple/digest-key",
 	)
-	if !slices.Equal(o.Namespaces, []string{"a", "b"}) || !slices.Equal(o.NamespacesToIgnore, []string{"kube-system"}) {
-		t.Errorf("namespaces = %q, to ignore = %q", o.Namespaces, o.NamespacesToIgnore)
+	if !slices.Equal(o.NamespacesToIgnore, []string{"kube-system", "other"}) {
+		t.Errorf("namespaces to ignore = %q", o.NamespacesToIgnore)
 	}
 	if !o.NamespaceSelector.Matches(labels.Set{"team": "x"}) || !o.ResourceSelector.Matches(labels.Set{"reload": "yes"}) {
 		t.Errorf("selectors = %v, %v", o.NamespaceSelector, o.ResourceSelector)
@@ -184,6 +192,11 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"empty configmap annotation", []string{"--configmap-annotation", ""}, "--configmap-annotation"},
 		{"empty secret annotation", []string{"--secret-annotation", ""}, "--secret-annotation"},
 		{"empty ignore annotation", []string{"--ignore-annotation", ""}, "--ignore-annotation"},
+		{"empty configmap exclude annotation", []string{"--configmap-exclude-annotation", ""}, "--configmap-exclude-annotation"},
+		{"empty secret exclude annotation", []string{"--secret-exclude-annotation", ""}, "--secret-exclude-annotation"},
+		{"namespace selector term without key", []string{"--namespace-selector", ":*"}, "--namespace-selector"},
+		{"namespace selector term with two colons", []string{"--namespace-selector", "team:a:b"}, "--namespace-selector"},
+		{"invalid repeated namespace selector", []string{"--namespace-selector", "team:a", "--namespace-selector", "a=b=c"}, "--namespace-selector"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -235,7 +248,28 @@ func TestParseSelector(t *testing.T) {
 		{in: "team!=x", match: []labels.Set{{"team": "y"}, {}}, noMatch: []labels.Set{{"team": "x"}}},
 		{in: "env in (prod, staging)", match: []labels.Set{{"env": "staging"}}, noMatch: []labels.Set{{"env": "dev"}}},
 		{in: "!team", match: []labels.Set{{}}, noMatch: []labels.Set{{"team": "x"}}},
+		{in: "team:*", match: []labels.Set{{"team": "x"}, {"team": ""}}, noMatch: []labels.Set{{"other": "x"}, {}}},
+		{in: "example.com/team:*", match: []labels.Set{{"example.com/team": "x"}}, noMatch: []labels.Set{{"team": "x"}}},
+		{in: "team : x", match: []labels.Set{{"team": "x"}}, noMatch: []labels.Set{{"team": "y"}}},
+		{in: "team = *", match: []labels.Set{{"team": "x"}}, noMatch: []labels.Set{{}}},
+		{in: "team:", match: []labels.Set{{"team": ""}}, noMatch: []labels.Set{{"team": "x"}}},
+		{in: "team:x,env=prod,reload:*,owner=*,!legacy,tier in (a, b)",
+			match: []labels.Set{{"team": "x", "env": "prod", "reload": "", "owner": "o", "tier": "b"}},
+			noMatch: []labels.Set{
+				{"team": "y", "env": "prod", "reload": "", "owner": "o", "tier": "b"},
+				{"team": "x", "env": "prod", "owner": "o", "tier": "b"},
+				{"team": "x", "env": "prod", "reload": "", "tier": "b"},
+				{"team": "x", "env": "prod", "reload": "", "owner": "o", "tier": "b", "legacy": "1"},
+				{"team": "x", "env": "prod", "reload": "", "owner": "o", "tier": "c"},
+			}},
 		{in: "a=b=c", wantFail: true},
+		{in: ":*", wantFail: true},
+		{in: ":x", wantFail: true},
+		{in: "=*", wantFail: true},
+		{in: "team:x:y", wantFail: true},
+		{in: "team==*", wantFail: true},
+		{in: "team!=*", wantFail: true},
+		{in: "team:x y", wantFail: true},
 		{in: "team=x y", wantFail: true},
 		{in: "=x", wantFail: true},
 	}
@@ -317,5 +351,105 @@ func TestHMACKeySecret_EmptyNamespaceOrNameIsRejected(t *testing.T) {
 		if _, err := parse(t, "--hmac-key-secret", v); err == nil || !strings.Contains(err.Error(), "--hmac-key-secret:") {
 			t.Errorf("--hmac-key-secret=%q: err = %v, want one naming the flag", v, err)
 		}
+	}
+}
+
+func TestRepeatedSelectorFlagsAllMustMatch(t *testing.T) {
+	o := mustParse(t, "--namespace-selector", "team:x", "--namespace-selector", "reload:*",
+		"--resource-label-selector", "a=1", "--resource-label-selector", "b:*")
+	if !o.NamespaceSelector.Matches(labels.Set{"team": "x", "reload": "1"}) || o.NamespaceSelector.Matches(labels.Set{"team": "x"}) {
+		t.Errorf("--namespace-selector twice = %v, want both terms", o.NamespaceSelector)
+	}
+	if !o.ResourceSelector.Matches(labels.Set{"a": "1", "b": ""}) || o.ResourceSelector.Matches(labels.Set{"a": "1"}) {
+		t.Errorf("--resource-label-selector twice = %v, want both terms", o.ResourceSelector)
+	}
+}
+
+func TestNamespaceScope(t *testing.T) {
+	cases := []struct {
+		name        string
+		env         map[string]string
+		args        []string
+		namespaces  []string
+		ignored     []string
+		selector    bool
+		dropped     []string
+		leaseInNsOf string
+	}{
+		{name: "all namespaces by default"},
+		{name: "ignore list and selector apply to all namespaces",
+			args:    []string{"--namespaces-to-ignore=kube-system", "--namespace-selector=team:*"},
+			ignored: []string{"kube-system"}, selector: true},
+		{name: "repeated --namespaces add up",
+			args: []string{"--namespaces= a, ,b ", "--namespaces", "c"}, namespaces: []string{"a", "b", "c"}},
+		{name: "repeated --namespaces-to-ignore add up",
+			args: []string{"--namespaces-to-ignore=a", "--namespaces-to-ignore=b"}, ignored: []string{"a", "b"}},
+		{name: "KUBERNETES_NAMESPACE watches one namespace",
+			env: map[string]string{EnvWatchNamespace: "apps"}, namespaces: []string{"apps"}},
+		{name: "--namespaces wins over KUBERNETES_NAMESPACE",
+			env: map[string]string{EnvWatchNamespace: "apps"}, args: []string{"--namespaces=a"}, namespaces: []string{"a"}},
+		{name: "a blank KUBERNETES_NAMESPACE watches all namespaces",
+			env: map[string]string{EnvWatchNamespace: " "}, args: []string{"--namespace-selector=team:*"}, selector: true},
+		{name: "--namespaces drops the ignore list and the selector",
+			args:       []string{"--namespaces=a", "--namespaces-to-ignore=a", "--namespace-selector=team=x"},
+			namespaces: []string{"a"}, dropped: []string{"namespaces-to-ignore", "namespace-selector"}},
+		{name: "KUBERNETES_NAMESPACE drops the ignore list and the selector",
+			env:        map[string]string{EnvWatchNamespace: "apps"},
+			args:       []string{"--namespaces-to-ignore=kube-system", "--namespace-selector=team=x"},
+			namespaces: []string{"apps"}, dropped: []string{"namespaces-to-ignore", "namespace-selector"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseEnv(t, c.env, c.args...)
+			if err != nil {
+				t.Fatalf("Options: %v", err)
+			}
+			if !slices.Equal(o.Namespaces, c.namespaces) {
+				t.Errorf("Namespaces = %q, want %q", o.Namespaces, c.namespaces)
+			}
+			if !slices.Equal(o.NamespacesToIgnore, c.ignored) {
+				t.Errorf("NamespacesToIgnore = %q, want %q", o.NamespacesToIgnore, c.ignored)
+			}
+			if (o.NamespaceSelector != nil) != c.selector {
+				t.Errorf("NamespaceSelector = %v, want one: %v", o.NamespaceSelector, c.selector)
+			}
+			if !slices.Equal(o.Dropped, c.dropped) {
+				t.Errorf("Dropped = %q, want %q", o.Dropped, c.dropped)
+			}
+		})
+	}
+}
+
+func TestLeaderElectionNamespace(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{name: "empty: controller-runtime's in-cluster default", want: ""},
+		{name: "POD_NAMESPACE", env: map[string]string{EnvPodNamespace: "ripple"}, want: "ripple"},
+		{name: "the flag wins over POD_NAMESPACE", env: map[string]string{EnvPodNamespace: "ripple"},
+			args: []string{"--leader-election-namespace=locks"}, want: "locks"},
+		{name: "KUBERNETES_NAMESPACE does not place the Lease", env: map[string]string{EnvWatchNamespace: "apps"},
+			want: ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseEnv(t, c.env, c.args...)
+			if err != nil {
+				t.Fatalf("Options: %v", err)
+			}
+			if o.LeaderElectionNamespace != c.want {
+				t.Errorf("LeaderElectionNamespace = %q, want %q", o.LeaderElectionNamespace, c.want)
+			}
+		})
+	}
+}
+
+func TestExcludeAnnotationsAreRenamed(t *testing.T) {
+	o := mustParse(t, "--configmap-exclude-annotation=example.com/cm-exclude", "--secret-exclude-annotation=example.com/secret-exclude")
+	if o.Keys.ConfigMapExclude != "example.com/cm-exclude" || o.Keys.SecretExclude != "example.com/secret-exclude" {
+		t.Errorf("Keys = %+v", o.Keys)
 	}
 }

@@ -247,7 +247,8 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(opts.LeaderElectionNamespace).To(Equal("leases"))
 		Expect(opts.Debounce.String()).To(Equal("3s"))
 		Expect(opts.QPS).To(BeEquivalentTo(25.5))
-		collect("--set", "namespaceSelector=", "--set", "watchNamespaces={a,b}")
+		Expect(opts.Keys.SecretExclude).To(Equal("example.com/secret-exclude"))
+		collect("--set", "namespaceSelector=", "--set-json", "namespacesToIgnore=[]", "--set", "watchNamespaces={a,b}")
 
 		var missing []string
 		fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
@@ -264,6 +265,7 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 	It("refuses values that cannot work", func(ctx SpecContext) {
 		for _, bad := range [][]string{
 			{"--set", "watchNamespaces={a}", "--set", "namespaceSelector=x=y"},
+			{"--set", "watchNamespaces={a}", "--set", "namespacesToIgnore={a}"},
 			{"--set", "replicas=2", "--set", "highAvailability.enabled=false"},
 			{"--set", "resourcesToIgnore=pods"},
 			{"--set", "ignoredWorkloadTypes={pods}"},

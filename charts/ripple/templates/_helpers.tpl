@@ -93,7 +93,10 @@ app.kubernetes.io/component: controller
 {{/* Fails the render on combinations that cannot work. */}}
 {{- define "ripple.validate" -}}
 {{- if and .Values.watchNamespaces .Values.namespaceSelector }}
-{{- fail "namespaceSelector needs to list and watch Namespaces, a cluster-scoped right, and watchNamespaces grants none: use one or the other" }}
+{{- fail "namespaceSelector only applies to the whole cluster, and needs to list and watch Namespaces, a cluster-scoped right that watchNamespaces grants none of: use one or the other" }}
+{{- end }}
+{{- if and .Values.watchNamespaces .Values.namespacesToIgnore }}
+{{- fail "namespacesToIgnore only applies to the whole cluster: with watchNamespaces ripple ignores it, as Reloader does; use one or the other" }}
 {{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
@@ -158,6 +161,8 @@ reports on workloads (through the events.k8s.io API).
 {{- with $a.configmap }}{{ $args = append $args (printf "--configmap-annotation=%s" .) }}{{ end }}
 {{- with $a.secret }}{{ $args = append $args (printf "--secret-annotation=%s" .) }}{{ end }}
 {{- with $a.ignore }}{{ $args = append $args (printf "--ignore-annotation=%s" .) }}{{ end }}
+{{- with $a.configmapExclude }}{{ $args = append $args (printf "--configmap-exclude-annotation=%s" .) }}{{ end }}
+{{- with $a.secretExclude }}{{ $args = append $args (printf "--secret-exclude-annotation=%s" .) }}{{ end }}
 {{- with include "ripple.digestKeySecret" . }}{{ $args = append $args (printf "--hmac-key-secret=%s" .) }}{{ end }}
 {{- if include "ripple.ha" . }}
 {{- $le := $v.highAvailability.leaderElection }}
