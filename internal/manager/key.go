@@ -72,16 +72,21 @@ func keySecretName(secret, kubeconfig string) (types.NamespacedName, error) {
 }
 
 // ownNamespace is the namespace ripple runs in: POD_NAMESPACE (the chart sets
-// it through the downward API), else the service account's namespace file of
-// a pod, else the namespace of the kubeconfig's current context, else
-// "default", as kubectl would use.
+// it through the downward API); else, when ripple uses the in-cluster config
+// (no --kubeconfig, no $KUBECONFIG), the namespace file of the pod's service
+// account; else the namespace of the kubeconfig's current context, as
+// kubectl would use it; else "default". A kubeconfig wins over the namespace
+// file because it names the cluster ripple talks to, and the pod ripple runs
+// in may be elsewhere.
 func ownNamespace(getenv func(string) string, saFile, kubeconfig string) (string, error) {
 	if ns := getenv("POD_NAMESPACE"); ns != "" {
 		return ns, nil
 	}
-	if b, err := os.ReadFile(saFile); err == nil {
-		if ns := strings.TrimSpace(string(b)); ns != "" {
-			return ns, nil
+	if kubeconfig == "" && getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		if b, err := os.ReadFile(saFile); err == nil {
+			if ns := strings.TrimSpace(string(b)); ns != "" {
+				return ns, nil
+			}
 		}
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()

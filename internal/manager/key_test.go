@@ -166,26 +166,18 @@ current-context: x
 `)
 	}
 	saFile, emptySA, noSA := write("sa-namespace", "from-sa\n"), write("sa-empty", ""), filepath.Join(dir, "no-such-file")
-	env := func(ns string) func(string) string {
-		return func(k string) string {
-			if k == "POD_NAMESPACE" {
-				return ns
-			}
-			return ""
-		}
-	}
 	cases := []struct {
-		name               string
-		podNamespace, sa   string
-		kubeconfig         string
-		want               string
-		wantErr            bool
-		defaultKubeconfigs string
+		name                 string
+		podNamespace, sa     string
+		kubeconfig, envKubec string
+		want                 string
+		wantErr              bool
 	}{
 		{name: "POD_NAMESPACE wins", podNamespace: "from-env", sa: saFile, kubeconfig: kubeconfig("from-kubeconfig"), want: "from-env"},
-		{name: "then the pod's service account namespace", sa: saFile, kubeconfig: kubeconfig("from-kubeconfig"), want: "from-sa"},
-		{name: "then the --kubeconfig context's namespace", sa: emptySA, kubeconfig: kubeconfig("from-kubeconfig"), want: "from-kubeconfig"},
-		{name: "then $KUBECONFIG's context namespace", sa: noSA, defaultKubeconfigs: kubeconfig("from-env-kubeconfig"), want: "from-env-kubeconfig"},
+		{name: "in a pod without a kubeconfig, the service account's namespace", sa: saFile, want: "from-sa"},
+		{name: "--kubeconfig's context namespace wins over the pod's", sa: saFile, kubeconfig: kubeconfig("from-kubeconfig"), want: "from-kubeconfig"},
+		{name: "$KUBECONFIG's context namespace wins over the pod's", sa: saFile, envKubec: kubeconfig("from-env-kubeconfig"), want: "from-env-kubeconfig"},
+		{name: "an empty namespace file is no namespace", sa: emptySA, want: "default"},
 		{name: "a context without a namespace means default", sa: noSA, kubeconfig: kubeconfig(""), want: "default"},
 		{name: "no kubeconfig at all means default", sa: noSA, want: "default"},
 		{name: "a --kubeconfig that does not exist is an error", sa: noSA, kubeconfig: filepath.Join(dir, "missing"), wantErr: true},
@@ -193,8 +185,14 @@ current-context: x
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("HOME", dir)
-			t.Setenv("KUBECONFIG", c.defaultKubeconfigs)
-			got, err := ownNamespace(env(c.podNamespace), c.sa, c.kubeconfig)
+			t.Setenv("KUBECONFIG", c.envKubec)
+			getenv := func(k string) string {
+				if k == "POD_NAMESPACE" {
+					return c.podNamespace
+				}
+				return os.Getenv(k)
+			}
+			got, err := ownNamespace(getenv, c.sa, c.kubeconfig)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("ownNamespace() error = %v, want error %v", err, c.wantErr)
 			}
