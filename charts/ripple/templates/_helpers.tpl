@@ -77,16 +77,14 @@ app.kubernetes.io/component: controller
 {{- if eq (lower .Values.resourcesToIgnore) "configmaps" }}true{{ end }}
 {{- end }}
 
-{{/* The digest key Secret as namespace/name, or "" without one. */}}
+{{/* The digest key Secret as namespace/name: the one ripple creates, or an existing one. */}}
 {{- define "ripple.digestKeySecret" -}}
 {{- if .Values.digestKey.create }}
 {{- printf "%s/%s-digest-key" .Release.Namespace (include "ripple.fullname" .) }}
-{{- else if .Values.digestKey.existingSecret }}
-{{- if contains "/" .Values.digestKey.existingSecret }}
+{{- else if contains "/" .Values.digestKey.existingSecret }}
 {{- .Values.digestKey.existingSecret }}
 {{- else }}
 {{- printf "%s/%s" .Release.Namespace .Values.digestKey.existingSecret }}
-{{- end }}
 {{- end }}
 {{- end }}
 
@@ -94,6 +92,9 @@ app.kubernetes.io/component: controller
 {{- define "ripple.validate" -}}
 {{- if and .Values.watchNamespaces .Values.namespaceSelector }}
 {{- fail "namespaceSelector needs to list and watch Namespaces, a cluster-scoped right, and watchNamespaces grants none: use one or the other" }}
+{{- end }}
+{{- if and (not .Values.digestKey.create) (not .Values.digestKey.existingSecret) }}
+{{- fail "digestKey.create=false needs digestKey.existingSecret: ripple always keys its digests" }}
 {{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
@@ -158,7 +159,7 @@ reports on workloads (through the events.k8s.io API).
 {{- with $a.configmap }}{{ $args = append $args (printf "--configmap-annotation=%s" .) }}{{ end }}
 {{- with $a.secret }}{{ $args = append $args (printf "--secret-annotation=%s" .) }}{{ end }}
 {{- with $a.ignore }}{{ $args = append $args (printf "--ignore-annotation=%s" .) }}{{ end }}
-{{- with include "ripple.digestKeySecret" . }}{{ $args = append $args (printf "--hmac-key-secret=%s" .) }}{{ end }}
+{{- $args = append $args (printf "--hmac-key-secret=%s" (include "ripple.digestKeySecret" .)) }}
 {{- if include "ripple.ha" . }}
 {{- $le := $v.highAvailability.leaderElection }}
 {{- $args = append $args "--enable-ha" }}
