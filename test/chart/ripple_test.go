@@ -3,6 +3,7 @@ package chart
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -545,5 +547,30 @@ var _ = Describe("The chart installed with an existing key Secret", Label("insta
 		DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, key)).To(Succeed()) })
 		startRipple(sa.config, inst.args)
 		newApp(ctx, "apps-byo", "web").expectRolls(ctx)
+	})
+})
+
+var _ = Describe("Upgrading from a chart that rendered the digest key", Label("install"), func() {
+	It("keeps the key when the Secret is annotated to be kept, as the README says", func(ctx SpecContext) {
+		const release = "ripple-up"
+		_, err := helm.run(ctx, "install", release, filepath.Join("testdata", "rendered-key-chart"), "--namespace", release, "--create-namespace")
+		Expect(err).NotTo(HaveOccurred())
+		key := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: release, Name: release + "-digest-key"}, key)).To(Succeed())
+		before := key.Data["key"]
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, key))).To(Succeed()) })
+		Expect(k8s.Patch(ctx, key, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"helm.sh/resource-policy":"keep"}}}`)))).To(Succeed())
+
+		_, err = helm.run(ctx, "upgrade", release, chartDir, "--namespace", release, "-f", valuesFile("default"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_, err := helm.run(ctx, "uninstall", release, "--namespace", release, "--wait")
+			Expect(err).NotTo(HaveOccurred())
+		})
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: release, Name: release}, d)).To(Succeed())
+		startRipple(serviceAccount(ctx, release, d.Spec.Template.Spec.ServiceAccountName).config, expandArgs(d.Spec.Template.Spec.Containers[0], release))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(key), key)).To(Succeed())
+		Expect(key.Data["key"]).To(Equal(before), "ripple uses the key the old chart rendered")
 	})
 })
