@@ -27,13 +27,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/test/cluster"
 )
 
 const (
-	namespace  = "ripple-demo"
-	deployment = "web"
-	configMap  = "web-files"
+	// keyNamespace is ripple's own namespace, where it keeps its digest key.
+	keyNamespace = "default"
+	namespace    = "ripple-demo"
+	deployment   = "web"
+	configMap    = "web-files"
 )
 
 func main() {
@@ -72,6 +76,9 @@ func run(ctx context.Context, ripple, samples string) (err error) {
 		return err
 	}
 	defer stopRipple()
+	if err := showKey(ctx, k); err != nil {
+		return err
+	}
 
 	step("Applying " + samples + "/: a Deployment annotated reloader.stakater.com/auto=\"true\" that mounts ConfigMap web-files and takes env from ConfigMap web-env")
 	if err := apply(ctx, k, samples); err != nil {
@@ -116,6 +123,9 @@ func startRipple(path, kubeconfig, logDir string) (func(), error) {
 	}
 	cmd := exec.Command(path, "--kubeconfig="+kubeconfig, "--log-format=text",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0")
+	// ripple's own namespace, as the downward API gives it in a pod: it
+	// keeps its digest key there.
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+keyNamespace)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting ripple: %w", err)
@@ -126,6 +136,21 @@ func startRipple(path, kubeconfig, logDir string) (func(), error) {
 		_ = cmd.Wait()
 		_ = logFile.Close()
 	}, nil
+}
+
+// showKey waits for the digest key Secret ripple creates at its first
+// start, and says what it is without showing the key.
+func showKey(ctx context.Context, k client.Client) error {
+	s := &corev1.Secret{}
+	if err := waitFor(ctx, "ripple to create its digest key", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKey{Namespace: keyNamespace, Name: options.DefaultKeySecret}, s)
+		return err == nil, client.IgnoreNotFound(err)
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("ripple created Secret %s/%s with a random %d-byte key (key ID %s): it keys the digests, and every restart reuses it\n",
+		keyNamespace, options.DefaultKeySecret, len(s.Data["key"]), digest.NewKeyed(s.Data["key"]).KeyID())
+	return nil
 }
 
 // apply creates every object in the directory's YAML files.

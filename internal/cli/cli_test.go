@@ -22,7 +22,7 @@ func TestRun_BadFlagValueFailsNamingTheFlag(t *testing.T) {
 		{[]string{"--kube-api-burst=many"}, "--kube-api-burst"},
 		{[]string{"--enable-ha", "--leader-election-lease-duration=1s"}, "--leader-election-lease-duration"},
 		{[]string{"--auto-annotation="}, "--auto-annotation"},
-		{[]string{"--hmac-key-secret=no-slash"}, "--hmac-key-secret"},
+		{[]string{"--hmac-key-secret=a/b/c"}, "--hmac-key-secret"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 	}
 	for _, c := range cases {

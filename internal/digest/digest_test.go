@@ -240,3 +240,70 @@ func TestEqualObjectsInTwoNamespacesGiveUnrelatedDigests(t *testing.T) {
 		t.Fatal("equal ConfigMaps in two namespaces share a digest")
 	}
 }
+
+func TestKeyed_LookupFindsTheKeyThatMadeARecord(t *testing.T) {
+	cur, old, older, other := []byte("current-key"), []byte("old-key"), []byte("older-key"), []byte("other-key")
+	sum := Object("Secret", "db", map[string]string{"password": "hunter2"}, nil)
+	cases := []struct {
+		name     string
+		keyed    Keyed
+		recorded []byte // the key a record was made with
+		found    bool
+	}{
+		{"the current key", NewKeyed(cur, old), cur, true},
+		{"the current key, no previous keys", NewKeyed(cur), cur, true},
+		{"the previous key", NewKeyed(cur, old), old, true},
+		{"the oldest of several previous keys", NewKeyed(cur, old, older), older, true},
+		{"a key the Secret no longer holds", NewKeyed(cur, old), other, false},
+		{"a previous key after the Secret dropped it", NewKeyed(cur), old, false},
+		{"the empty key of an unkeyed ripple", NewKeyed(cur, old), nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			made := NewKeyed(c.recorded)
+			got, ok := c.keyed.Lookup(made.KeyID())
+			if ok != c.found {
+				t.Fatalf("Lookup(%s) found = %v, want %v", made.KeyID(), ok, c.found)
+			}
+			if !ok {
+				return
+			}
+			if got.KeyID() != made.KeyID() || got.Short(sum) != made.Short(sum) {
+				t.Errorf("Lookup returned a Keyed that does not digest as the recorded key does")
+			}
+			if _, ok := got.Lookup(NewKeyed(other).KeyID()); ok {
+				t.Errorf("the Keyed Lookup returned holds more than one key")
+			}
+		})
+	}
+}
+
+func TestKeyed_PreviousKeysDoNotChangeWhatIsWritten(t *testing.T) {
+	sum := Object("ConfigMap", "a", map[string]string{"k": "1"}, nil)
+	entries := []Entry{{"ConfigMap", "a", sum}}
+	plain := NewKeyed([]byte("current-key"))
+	cases := []struct {
+		name  string
+		keyed Keyed
+	}{
+		{"one previous key", NewKeyed([]byte("current-key"), []byte("old-key"))},
+		{"two previous keys", NewKeyed([]byte("current-key"), []byte("old-key"), []byte("older-key"))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.keyed.KeyID() != plain.KeyID() || c.keyed.Short(sum) != plain.Short(sum) || c.keyed.Workload(entries) != plain.Workload(entries) {
+				t.Errorf("KeyID, Short or Workload depend on the previous keys; they must use the current key only")
+			}
+		})
+	}
+}
+
+func TestNewKeyed_CopiesThePreviousKeys(t *testing.T) {
+	old := []byte("old-key")
+	k := NewKeyed([]byte("current-key"), old)
+	id := NewKeyed([]byte("old-key")).KeyID()
+	old[0] = 'X'
+	if _, ok := k.Lookup(id); !ok {
+		t.Errorf("changing the caller's slice changed the previous key")
+	}
+}

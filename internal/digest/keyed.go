@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,13 +14,35 @@ type Entry struct {
 	Sum  Sum
 }
 
-// Keyed computes the digests that ripple writes to the API server.
+// Keyed computes the digests that ripple writes to the API server with its
+// current key. It also holds the keys it replaced, so that what was recorded
+// under one of them can still be compared after a rotation instead of being
+// recorded again blindly.
 type Keyed struct {
-	key []byte
+	key      []byte
+	previous [][]byte
 }
 
-// NewKeyed returns a Keyed that uses key for every HMAC.
-func NewKeyed(key []byte) Keyed { return Keyed{key: append([]byte(nil), key...)} }
+// NewKeyed returns a Keyed that uses key for every HMAC and recognises the
+// digests made with any of the previous keys through Lookup.
+func NewKeyed(key []byte, previous ...[]byte) Keyed {
+	k := Keyed{key: bytes.Clone(key)}
+	for _, p := range previous {
+		k.previous = append(k.previous, bytes.Clone(p))
+	}
+	return k
+}
+
+// Lookup returns the Keyed, with that one key and no previous ones, whose
+// KeyID is keyID: the current key's or a previous key's.
+func (k Keyed) Lookup(keyID string) (Keyed, bool) {
+	for _, key := range append([][]byte{k.key}, k.previous...) {
+		if one := (Keyed{key: key}); one.KeyID() == keyID {
+			return one, true
+		}
+	}
+	return Keyed{}, false
+}
 
 // Workload returns the digest written on a pod template: an HMAC over the
 // encoded entries, which must be sorted by kind and name.
@@ -55,13 +78,4 @@ func (k Keyed) KeyID() string {
 	m := hmac.New(sha256.New, k.key)
 	m.Write([]byte("key-id/2"))
 	return hex.EncodeToString(m.Sum(nil)[:4])
-}
-
-// Lookup returns the Keyed whose KeyID is keyID, so that digests recorded
-// under that key can be compared.
-func (k Keyed) Lookup(keyID string) (Keyed, bool) {
-	if keyID == k.KeyID() {
-		return k, true
-	}
-	return Keyed{}, false
 }

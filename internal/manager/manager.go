@@ -9,12 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -26,12 +23,8 @@ import (
 
 	"github.com/ripple-controller/ripple/internal/apiclock"
 	"github.com/ripple-controller/ripple/internal/controller"
-	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/options"
 )
-
-// KeyField is the data key of the --hmac-key-secret Secret that holds the key.
-const KeyField = "key"
 
 // New builds ripple's manager; Start runs it.
 func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Manager, error) {
@@ -40,7 +33,11 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	cfg.UserAgent = "ripple"
 	clock := apiclock.New(nil)
 	cfg.Wrap(clock.Wrap)
-	keyed, err := loadKey(ctx, cfg, opts.HMACKeySecret)
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client: %w", err)
+	}
+	keyed, err := loadKey(ctx, c, opts.HMACKeySecret, opts.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -113,28 +110,6 @@ func metricsOptions(opts *options.Options) metricsserver.Options {
 		BindAddress: opts.MetricsAddr,
 		HandlerOpts: []func(*promhttp.HandlerOpts){func(h *promhttp.HandlerOpts) { h.DisableCompression = true }},
 	}
-}
-
-// loadKey reads the digest key with one GET. Without a Secret the key is
-// empty: digests are then plain keyed hashes anyone can recompute.
-func loadKey(ctx context.Context, cfg *rest.Config, secret string) (digest.Keyed, error) {
-	if secret == "" {
-		return digest.NewKeyed(nil), nil
-	}
-	ns, name, _ := strings.Cut(secret, "/")
-	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
-	if err != nil {
-		return digest.Keyed{}, fmt.Errorf("creating a client: %w", err)
-	}
-	s := &corev1.Secret{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, s); err != nil {
-		return digest.Keyed{}, fmt.Errorf("--hmac-key-secret: reading Secret %s: %w", secret, err)
-	}
-	key := s.Data[KeyField]
-	if len(key) < 16 {
-		return digest.Keyed{}, fmt.Errorf("--hmac-key-secret: Secret %s must hold at least 16 bytes under %q", secret, KeyField)
-	}
-	return digest.NewKeyed(key), nil
 }
 
 // addProbes serves /healthz as soon as ripple runs and /readyz once its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/workload"
@@ -138,7 +139,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
 	compatible(fs)
-	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", "", "namespace/name of a Secret whose data key \"key\" keys the digests ripple writes. Empty uses an empty key, which lets anyone who can read workloads test guesses of a Secret value.")
+	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", DefaultKeySecret, "The Secret, name in ripple's own namespace or namespace/name, whose data key \"key\" keys the digests ripple writes (data keys \"previous*\" hold keys it replaced). ripple creates it with a random key if it does not exist.")
 }
 
 // Options validates the parsed flags and returns the configuration.
@@ -228,8 +229,8 @@ func (o *Options) validate() []error {
 	if o.EnableHA && (o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0) {
 		fail("leader-election-lease-duration", "lease duration (%s) must exceed the renew deadline (%s), which must exceed the retry period (%s)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
 	}
-	if ns, name, ok := strings.Cut(o.HMACKeySecret, "/"); o.HMACKeySecret != "" && (!ok || ns == "" || name == "" || strings.Contains(name, "/")) {
-		fail("hmac-key-secret", "%q is not namespace/name", o.HMACKeySecret)
+	if err := validKeySecret(o.HMACKeySecret); err != nil {
+		fail("hmac-key-secret", "%w", err)
 	}
 	for flag, key := range o.keyFlags() {
 		if key == "" {
@@ -237,6 +238,26 @@ func (o *Options) validate() []error {
 		}
 	}
 	return errs
+}
+
+// DefaultKeySecret is the digest key Secret, in ripple's own namespace,
+// unless --hmac-key-secret names another.
+const DefaultKeySecret = "ripple-digest-key"
+
+// validKeySecret accepts a Secret name, or namespace/name. ripple has no
+// unkeyed mode, so empty is refused.
+func validKeySecret(s string) error {
+	ns, name, qualified := strings.Cut(s, "/")
+	if !qualified {
+		ns, name = "", s
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return fmt.Errorf("%q is not a Secret name or namespace/name: %s", s, strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsDNS1123Label(ns); qualified && len(msgs) > 0 {
+		return fmt.Errorf("%q is not namespace/name: %s", s, strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 func (o *Options) keyFlags() map[string]string {

@@ -73,7 +73,7 @@ func TestDefaults(t *testing.T) {
 		{"kube-api-burst", o.Burst, 200},
 		{"debounce", o.Debounce, time.Second},
 		{"workers", o.Workers, 8},
-		{"hmac-key-secret", o.HMACKeySecret, ""},
+		{"hmac-key-secret", o.HMACKeySecret, "ripple-digest-key"},
 		{"verbosity", o.Verbosity(), 0},
 	}
 	for _, c := range checks {
@@ -179,7 +179,8 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"negative qps", []string{"--kube-api-qps", "-3"}, "--kube-api-qps"},
 		{"zero burst", []string{"--kube-api-burst", "0"}, "--kube-api-burst"},
 		{"zero workers", []string{"--workers", "0"}, "--workers"},
-		{"hmac secret without slash", []string{"--hmac-key-secret", "digest-key"}, "--hmac-key-secret"},
+		{"empty hmac secret", []string{"--hmac-key-secret", ""}, "--hmac-key-secret"},
+		{"hmac secret name with capitals", []string{"--hmac-key-secret", "Digest-Key"}, "--hmac-key-secret"},
 		{"hmac secret with two slashes", []string{"--hmac-key-secret", "a/b/c"}, "--hmac-key-secret"},
 		{"lease not above renew deadline", []string{"--enable-ha", "--leader-election-lease-duration", "10s"}, "--leader-election-lease-duration"},
 		{"renew deadline not above retry", []string{"--enable-ha", "--leader-election-renew-deadline", "2s"}, "--leader-election-lease-duration"},
@@ -344,10 +345,8 @@ func TestVerbosity(t *testing.T) {
 	}
 }
 
-// "--hmac-key-secret=/" or "ns/" passes validation today (options.go checks
-// only that there is exactly one slash) and fails later, at startup.
 func TestHMACKeySecret_EmptyNamespaceOrNameIsRejected(t *testing.T) {
-	for _, v := range []string{"/", "ns/", "/name"} {
+	for _, v := range []string{"/", "ns/", "/name", "ns.with.dots/name"} {
 		if _, err := parse(t, "--hmac-key-secret", v); err == nil || !strings.Contains(err.Error(), "--hmac-key-secret:") {
 			t.Errorf("--hmac-key-secret=%q: err = %v, want one naming the flag", v, err)
 		}
@@ -451,5 +450,13 @@ func TestExcludeAnnotationsAreRenamed(t *testing.T) {
 	o := mustParse(t, "--configmap-exclude-annotation=example.com/cm-exclude", "--secret-exclude-annotation=example.com/secret-exclude")
 	if o.Keys.ConfigMapExclude != "example.com/cm-exclude" || o.Keys.SecretExclude != "example.com/secret-exclude" {
 		t.Errorf("Keys = %+v", o.Keys)
+	}
+}
+
+func TestHMACKeySecret_NameAloneOrNamespaceAndNameIsAccepted(t *testing.T) {
+	for _, v := range []string{"digest-key", "ripple-system/digest-key", "keys/ripple.key"} {
+		if o := mustParse(t, "--hmac-key-secret", v); o.HMACKeySecret != v {
+			t.Errorf("--hmac-key-secret=%q parsed as %q", v, o.HMACKeySecret)
+		}
 	}
 }

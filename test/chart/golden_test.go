@@ -62,22 +62,28 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 
 	DescribeTable("renders as its golden file", func(c string) {
 		out, _ := render(c)
-		masked, err := maskKey(out)
-		Expect(err).NotTo(HaveOccurred())
 		golden := filepath.Join("testdata", c+".golden.yaml")
 		if *update {
-			Expect(os.WriteFile(golden, []byte(masked), 0o644)).To(Succeed())
+			Expect(os.WriteFile(golden, []byte(out), 0o644)).To(Succeed())
 			return
 		}
 		want, err := os.ReadFile(golden)
 		Expect(err).NotTo(HaveOccurred(), "run `go test ./test/chart -update` to create it")
-		Expect(masked).To(Equal(string(want)), "the render differs from %s (regenerate with `go test ./test/chart -update` if intended):\n%s", golden, diffLines(string(want), masked))
+		Expect(out).To(Equal(string(want)), "the render differs from %s (regenerate with `go test ./test/chart -update` if intended):\n%s", golden, diffLines(string(want), out))
 	},
 		Entry("default", "default"),
 		Entry("namespaced", "namespaced"),
 		Entry("HA", "ha"),
 		Entry("secrets ignored", "secrets-ignored"),
 	)
+
+	It("renders the same manifest every time, so GitOps tools see no drift", func() {
+		for _, c := range chartCases {
+			first, _ := render(c)
+			second, _ := render(c)
+			Expect(second).To(Equal(first), "case %s renders differently twice:\n%s", c, diffLines(first, second))
+		}
+	})
 
 	It("runs ripple locked down, probed on its health port, with a per-installation key", func() {
 		_, objs := render("default")
@@ -113,10 +119,11 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(objs.ofKind("ServiceMonitor")).To(BeEmpty())
 
 		Expect(opts.HMACKeySecret).To(Equal(goldenNamespace + "/ripple-digest-key"))
-		Expect(objs.find("Secret", goldenNamespace, "ripple-digest-key")).NotTo(BeNil())
-		Expect(objs.rules()["Role "+goldenNamespace+"/ripple-digest-key"]).To(Equal([]rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"ripple-digest-key"}, Verbs: []string{"get"},
-		}}))
+		Expect(objs.ofKind("Secret")).To(BeEmpty(), "ripple creates its key; the chart renders none")
+		Expect(objs.rules()["Role "+goldenNamespace+"/ripple-digest-key"]).To(Equal([]rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"ripple-digest-key"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		}))
 
 		Expect(opts.EnableHA).To(BeFalse())
 		Expect(objs.ofKind("PodDisruptionBudget")).To(BeEmpty())
@@ -216,7 +223,23 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(pdb.Spec.Selector.MatchLabels).To(Equal(d.Spec.Selector.MatchLabels))
 	})
 
-	It("with Secrets ignored, grants no right on Secrets but get on the digest key", func() {
+	It("with an existing key Secret, grants get on it and no create", func() {
+		for existing, want := range map[string]string{"my-key": goldenNamespace + "/my-key", "keys/my-key": "keys/my-key"} {
+			_, objs := render("default", "--set", "digestKey.create=false", "--set", "digestKey.existingSecret="+existing)
+			opts, _ := parseArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0].Args)
+			Expect(opts.HMACKeySecret).To(Equal(want))
+			ns, name, _ := strings.Cut(want, "/")
+			Expect(objs.rules()["Role "+ns+"/ripple-digest-key"]).To(Equal([]rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{name}, Verbs: []string{"get"}},
+			}))
+			for who, rules := range objs.rules() {
+				ok, _ := grants(rules, "", "secrets", "create")
+				Expect(ok).To(BeFalse(), "%s may create Secrets", who)
+			}
+		}
+	})
+
+	It("with Secrets ignored, grants no read of Secrets but get on the digest key", func() {
 		_, objs := render("secrets-ignored")
 		for who, rules := range objs.rules() {
 			for _, verb := range []string{"get", "list", "watch"} {
@@ -272,6 +295,7 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			{"--set", "debounce=soon"},
 			{"--set", "logFormat=xml"},
 			{"--set", "noSuchValue=1"},
+			{"--set", "digestKey.create=false"},
 		} {
 			_, err := helm.run(ctx, append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace}, bad...)...)
 			Expect(err).To(HaveOccurred(), strings.Join(bad, " "))

@@ -33,15 +33,8 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 		_, chart = render("default")
 	})
 
-	It("hold the chart's default objects, but the generated key and plus the Namespace", func() {
-		var want []string
-		for _, id := range chart.ids() {
-			if id != "Secret/"+goldenNamespace+"/ripple-digest-key" {
-				want = append(want, id)
-			}
-		}
-		want = append(want, "Namespace//"+goldenNamespace)
-		Expect(base.ids()).To(ConsistOf(want))
+	It("hold the chart's default objects plus the Namespace", func() {
+		Expect(base.ids()).To(ConsistOf(append(chart.ids(), "Namespace//"+goldenNamespace)))
 	})
 
 	It("grant exactly the chart's default rights", func() {
@@ -84,14 +77,9 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 				}
 			}
 		})
-		// The key the chart would generate, made by hand as the
-		// kustomization's comment says.
-		key := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: goldenNamespace, Name: "ripple-digest-key"},
-			Data:       map[string][]byte{"key": []byte("0123456789abcdef0123456789abcdef")},
-		}
-		Expect(k8s.Create(ctx, key)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, key)).To(Succeed()) })
+		// No key Secret made by hand: ripple creates it.
+		key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: goldenNamespace, Name: "ripple-digest-key"}}
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, key))).To(Succeed()) })
 
 		d := &appsv1.Deployment{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: goldenNamespace, Name: "ripple"}, d)).To(Succeed())
@@ -99,5 +87,7 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 		startRipple(sa.config, expandArgs(d.Spec.Template.Spec.Containers[0], goldenNamespace))
 		createNamespaces(ctx, "apps-kustomize")
 		newApp(ctx, "apps-kustomize", "web").expectRolls(ctx)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(key), key)).To(Succeed())
+		Expect(key.Data["key"]).To(HaveLen(32), "ripple created its key Secret")
 	})
 })

@@ -2,11 +2,9 @@ package chart
 
 import (
 	"bytes"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -133,24 +131,6 @@ func expandArgs(c corev1.Container, namespace string) []string {
 		out[i] = a
 	}
 	return out
-}
-
-// randomKey matches the generated digest key in a rendered Secret.
-var randomKey = regexp.MustCompile(`(?m)^(  key: )"([A-Za-z0-9+/=]*)"$`)
-
-// maskKey replaces the random digest key of a rendered chart with a fixed
-// text, after checking it is 32 bytes, so the rest can be compared.
-func maskKey(manifest string) (string, error) {
-	var err error
-	masked := randomKey.ReplaceAllStringFunc(manifest, func(m string) string {
-		sub := randomKey.FindStringSubmatch(m)
-		key, decErr := base64.StdEncoding.DecodeString(sub[2])
-		if decErr != nil || len(key) != 32 {
-			err = fmt.Errorf("the digest key %q is not 32 bytes in base64", sub[2])
-		}
-		return sub[1] + `"<32 random bytes>"`
-	})
-	return masked, err
 }
 
 // diffLines is a small line diff for a failure message: the first lines

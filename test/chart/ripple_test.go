@@ -3,7 +3,9 @@ package chart
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,10 +13,12 @@ import (
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -253,6 +257,24 @@ func (a app) expectRolls(ctx context.Context) {
 	}).WithTimeout(waitFor).WithPolling(pollAt).Should(Succeed(), "ripple reports the rollout of %s/%s with an Event", a.namespace, a.name)
 }
 
+// maySecrets asks the API server, through a SubjectAccessReview, whether the
+// identity may do verb on Secrets in namespace (on the one named, if name is
+// not empty).
+func maySecrets(ctx context.Context, who *identity, verb, namespace, name string) bool {
+	ns, _, _ := strings.Cut(strings.TrimPrefix(who.name, "system:serviceaccount:"), ":")
+	review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   who.name,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: namespace, Verb: verb, Resource: "secrets", Name: name,
+			},
+		},
+	}, metav1.CreateOptions{})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return review.Status.Allowed
+}
+
 // forbidden expects err to be the API server's refusal.
 func forbidden(err error, what string) {
 	ExpectWithOffset(1, apierrors.IsForbidden(err)).To(BeTrue(), "%s must be forbidden, got %v", what, err)
@@ -272,6 +294,17 @@ var _ = Describe("The chart installed cluster-wide", Label("install"), Ordered, 
 
 	It("lets ripple roll a Deployment when its ConfigMap changes", func(ctx SpecContext) {
 		newApp(ctx, "apps-all", "web").expectRolls(ctx)
+	})
+
+	It("lets ripple create its digest key and read it, and touch no other Secret in its namespace", func(ctx SpecContext) {
+		const key = "ripple-all-digest-key"
+		Expect(maySecrets(ctx, sa, "get", inst.namespace, key)).To(BeTrue())
+		Expect(maySecrets(ctx, sa, "create", inst.namespace, "")).To(BeTrue())
+		for _, verb := range []string{"update", "patch", "delete"} {
+			Expect(maySecrets(ctx, sa, verb, inst.namespace, key)).To(BeFalse(), "%s the digest key", verb)
+		}
+		Expect(maySecrets(ctx, sa, "create", "apps-all", "")).To(BeFalse(), "creating Secrets outside its namespace")
+		Expect(maySecrets(ctx, sa, "deletecollection", inst.namespace, "")).To(BeFalse())
 	})
 
 	It("keeps the digest key across upgrades", func(ctx SpecContext) {
@@ -457,9 +490,14 @@ var _ = Describe("The chart installed with Secrets ignored", Label("install"), O
 		forbidden(err, "watching Secrets")
 		key, err := sa.clientset.CoreV1().Secrets(inst.namespace).Get(ctx, "ripple-cm-digest-key", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred(), "the digest key stays readable")
-		Expect(key.Data["key"]).To(HaveLen(32))
+		Expect(key.Data["key"]).To(HaveLen(32), "ripple created it")
 		_, err = sa.clientset.CoreV1().Secrets(inst.namespace).List(ctx, metav1.ListOptions{})
 		forbidden(err, "listing Secrets next to the digest key")
+		Expect(maySecrets(ctx, sa, "create", inst.namespace, "")).To(BeTrue(), "creating its key Secret")
+		for _, verb := range []string{"get", "update", "patch", "delete"} {
+			Expect(maySecrets(ctx, sa, verb, inst.namespace, "other")).To(BeFalse(), "%s another Secret in its namespace", verb)
+		}
+		Expect(maySecrets(ctx, sa, "create", "apps-cm", "")).To(BeFalse(), "creating Secrets outside its namespace")
 	})
 })
 
@@ -480,5 +518,59 @@ var _ = Describe("The chart installed with a namespace selector", Label("install
 		_, err := sa.clientset.CoreV1().Namespaces().Get(ctx, "apps-selected", metav1.GetOptions{})
 		forbidden(err, "getting a Namespace (list and watch are enough)")
 		forbidden(sa.client.Update(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps-unselected", Labels: map[string]string{"ripple-test": "selected"}}}), "labelling a Namespace")
+	})
+})
+
+var _ = Describe("The chart installed with an existing key Secret", Label("install"), Ordered, func() {
+	var (
+		inst *installed
+		sa   *identity
+	)
+	BeforeAll(func(ctx SpecContext) {
+		createNamespaces(ctx, "apps-byo")
+		inst = installChart(ctx, "ripple-byo", "ripple-byo", "default", "--set", "digestKey.create=false", "--set", "digestKey.existingSecret=byo-key")
+		sa = serviceAccount(ctx, inst.namespace, inst.sa)
+	})
+
+	It("keeps ripple from starting until the Secret exists, and never creates it", func(ctx SpecContext) {
+		opts, _ := parseArgs(append(slices.Clone(inst.args), fastArgs...))
+		Expect(opts.HMACKeySecret).To(Equal(inst.namespace + "/byo-key"))
+		_, err := manager.New(ctx, sa.config, &opts)
+		Expect(err).To(MatchError(SatisfyAll(ContainSubstring("--hmac-key-secret"), ContainSubstring("may not create"))))
+		Expect(maySecrets(ctx, sa, "create", inst.namespace, "")).To(BeFalse())
+
+		key := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: inst.namespace, Name: "byo-key"},
+			Data:       map[string][]byte{"key": []byte("an external secrets tool made me")},
+		}
+		Expect(k8s.Create(ctx, key)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(k8s.Delete(ctx, key)).To(Succeed()) })
+		startRipple(sa.config, inst.args)
+		newApp(ctx, "apps-byo", "web").expectRolls(ctx)
+	})
+})
+
+var _ = Describe("Upgrading from a chart that rendered the digest key", Label("install"), func() {
+	It("keeps the key when the Secret is annotated to be kept, as the README says", func(ctx SpecContext) {
+		const release = "ripple-up"
+		_, err := helm.run(ctx, "install", release, filepath.Join("testdata", "rendered-key-chart"), "--namespace", release, "--create-namespace")
+		Expect(err).NotTo(HaveOccurred())
+		key := &corev1.Secret{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: release, Name: release + "-digest-key"}, key)).To(Succeed())
+		before := key.Data["key"]
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, key))).To(Succeed()) })
+		Expect(k8s.Patch(ctx, key, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"helm.sh/resource-policy":"keep"}}}`)))).To(Succeed())
+
+		_, err = helm.run(ctx, "upgrade", release, chartDir, "--namespace", release, "-f", valuesFile("default"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			_, err := helm.run(ctx, "uninstall", release, "--namespace", release, "--wait")
+			Expect(err).NotTo(HaveOccurred())
+		})
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: release, Name: release}, d)).To(Succeed())
+		startRipple(serviceAccount(ctx, release, d.Spec.Template.Spec.ServiceAccountName).config, expandArgs(d.Spec.Template.Spec.Containers[0], release))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(key), key)).To(Succeed())
+		Expect(key.Data["key"]).To(Equal(before), "ripple uses the key the old chart rendered")
 	})
 })

@@ -128,7 +128,7 @@ func (f *fleet) edit(ctx context.Context, i int, value string) {
 // and that the control Deployments never rolled.
 func (f *fleet) expectConverged(ctx context.Context, edits map[int]int) {
 	GinkgoHelper()
-	keyed := digest.NewKeyed(nil)
+	keyed := rippleKeyed(ctx)
 	Eventually(func(g Gomega) {
 		for i := range f.size {
 			cm, err := clientset.CoreV1().ConfigMaps(f.ns).Get(ctx, fmt.Sprintf("cm-%d", i), metav1.GetOptions{})

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/options"
 )
 
 var (
@@ -38,6 +43,19 @@ func rippleBinary() string {
 	return rippleBin
 }
 
+// keyNamespace holds the digest key Secret of every ripple started without
+// --hmac-key-secret.
+const keyNamespace = metav1.NamespaceDefault
+
+// rippleKeyed is what ripple digests with: the key it created, unless a
+// spec named another.
+func rippleKeyed(ctx context.Context) digest.Keyed {
+	GinkgoHelper()
+	s, err := clientset.CoreV1().Secrets(keyNamespace).Get(ctx, options.DefaultKeySecret, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred(), "ripple created its digest key Secret")
+	return digest.NewKeyed(s.Data["key"])
+}
+
 // rippleProcess is the ripple binary running against the local cluster.
 type rippleProcess struct {
 	cmd     *exec.Cmd
@@ -56,6 +74,9 @@ func startRipple(args ...string) *rippleProcess {
 	Expect(err).NotTo(HaveOccurred())
 	base := []string{"--kubeconfig=" + env.Kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-format=text"}
 	cmd := exec.Command(rippleBinary(), append(base, args...)...)
+	// ripple keeps its digest key in its own namespace: pin it, whatever
+	// the environment of the specs says.
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+keyNamespace)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	Expect(cmd.Start()).To(Succeed())

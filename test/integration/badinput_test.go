@@ -769,7 +769,7 @@ var _ = Describe("Bad input", func() {
 				"--resource-label-selector": "--resource-label-selector=!!",
 				"--workers":                 "--workers=0",
 				"--ignored-workload-types":  "--ignored-workload-types=replicasets",
-				"--hmac-key-secret":         "--hmac-key-secret=no-slash",
+				"--hmac-key-secret":         "--hmac-key-secret=a/b/c",
 				"--auto-annotation":         "--auto-annotation=",
 				"--kube-api-qps":            "--kube-api-qps=-5",
 			} {

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/digest"
 )
@@ -57,11 +58,16 @@ var _ = Describe("The digest key", func() {
 		expectRolledOnce(dep, rerecorded)
 	})
 
-	It("refuses to start with a key Secret that is missing or too short, naming the flag", func() {
-		for _, secret := range []string{ns + "/missing", keySecret("short", "abc")} {
-			err := startRippleErr("--hmac-key-secret=" + secret)
-			Expect(err).To(MatchError(ContainSubstring("--hmac-key-secret")))
-		}
+	It("refuses to start with a key Secret that is too short, naming the flag", func() {
+		err := startRippleErr("--hmac-key-secret=" + keySecret("short", "abc"))
+		Expect(err).To(MatchError(ContainSubstring("--hmac-key-secret")))
+	})
+
+	It("creates the key Secret it is told to use when it does not exist yet", func() {
+		startRipple("--hmac-key-secret=" + ns + "/made-by-ripple")
+		s := &corev1.Secret{}
+		Expect(k8s.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "made-by-ripple"}, s)).To(Succeed())
+		Expect(s.Data["key"]).To(HaveLen(32))
 	})
 })
 

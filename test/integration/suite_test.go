@@ -5,10 +5,12 @@ package integration
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -18,6 +20,9 @@ import (
 
 	"github.com/ripple-controller/ripple/test/cluster"
 )
+
+// podNamespace is the variable ripple takes its own namespace from.
+const podNamespace = "POD_NAMESPACE"
 
 var (
 	controlPlane *cluster.ControlPlane
@@ -35,6 +40,10 @@ func TestIntegration(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// ripple keeps its digest key in its own namespace, which it takes from
+	// POD_NAMESPACE first. Pin it, so that neither the machine running the
+	// specs (a pod, a kubeconfig) nor a spec that moves it leaks into others.
+	Expect(os.Setenv(podNamespace, metav1.NamespaceDefault)).To(Succeed())
 	var cancel context.CancelFunc
 	suiteCtx, cancel = context.WithCancel(context.Background())
 	DeferCleanup(cancel)

@@ -77,16 +77,14 @@ app.kubernetes.io/component: controller
 {{- if eq (lower .Values.resourcesToIgnore) "configmaps" }}true{{ end }}
 {{- end }}
 
-{{/* The digest key Secret as namespace/name, or "" without one. */}}
+{{/* The digest key Secret as namespace/name: the one ripple creates, or an existing one. */}}
 {{- define "ripple.digestKeySecret" -}}
 {{- if .Values.digestKey.create }}
 {{- printf "%s/%s-digest-key" .Release.Namespace (include "ripple.fullname" .) }}
-{{- else if .Values.digestKey.existingSecret }}
-{{- if contains "/" .Values.digestKey.existingSecret }}
+{{- else if contains "/" .Values.digestKey.existingSecret }}
 {{- .Values.digestKey.existingSecret }}
 {{- else }}
 {{- printf "%s/%s" .Release.Namespace .Values.digestKey.existingSecret }}
-{{- end }}
 {{- end }}
 {{- end }}
 
@@ -97,6 +95,9 @@ app.kubernetes.io/component: controller
 {{- end }}
 {{- if and .Values.watchNamespaces .Values.namespacesToIgnore }}
 {{- fail "namespacesToIgnore only applies to the whole cluster: with watchNamespaces ripple ignores it, as Reloader does; use one or the other" }}
+{{- end }}
+{{- if and (not .Values.digestKey.create) (not .Values.digestKey.existingSecret) }}
+{{- fail "digestKey.create=false needs digestKey.existingSecret: ripple always keys its digests" }}
 {{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
@@ -163,7 +164,7 @@ reports on workloads (through the events.k8s.io API).
 {{- with $a.ignore }}{{ $args = append $args (printf "--ignore-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapExclude }}{{ $args = append $args (printf "--configmap-exclude-annotation=%s" .) }}{{ end }}
 {{- with $a.secretExclude }}{{ $args = append $args (printf "--secret-exclude-annotation=%s" .) }}{{ end }}
-{{- with include "ripple.digestKeySecret" . }}{{ $args = append $args (printf "--hmac-key-secret=%s" .) }}{{ end }}
+{{- $args = append $args (printf "--hmac-key-secret=%s" (include "ripple.digestKeySecret" .)) }}
 {{- if include "ripple.ha" . }}
 {{- $le := $v.highAvailability.leaderElection }}
 {{- $args = append $args "--enable-ha" }}

@@ -1,0 +1,98 @@
+package integration
+
+import (
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/options"
+)
+
+var _ = Describe("The digest key ripple keeps itself", func() {
+	var ns string
+	BeforeEach(func() {
+		ns = newNamespace(nil)
+		// ripple runs "in" this namespace, as the chart's downward API says.
+		Expect(os.Setenv(podNamespace, ns)).To(Succeed())
+		DeferCleanup(func() { Expect(os.Setenv(podNamespace, metav1.NamespaceDefault)).To(Succeed()) })
+	})
+
+	keySecret := func() *corev1.Secret {
+		GinkgoHelper()
+		s := &corev1.Secret{}
+		Expect(k8s.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: options.DefaultKeySecret}, s)).To(Succeed())
+		return s
+	}
+	// keyIDOf reads the key ID a record was made with: "key=<id>;at=...".
+	keyIDOf := func(s state) string {
+		GinkgoHelper()
+		first, _, _ := strings.Cut(s.Recorded, ";")
+		id, ok := strings.CutPrefix(first, "key=")
+		Expect(ok).To(BeTrue(), "a record starts with its key ID: %q", s.Recorded)
+		return id
+	}
+
+	It("creates a random key in its namespace when none is named, and keeps it across restarts: a change made while it was down still rolls", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		first := startRipple()
+		before := recorded(dep)
+		key := keySecret().Data["key"]
+		Expect(key).To(HaveLen(32))
+		Expect(keyIDOf(before)).To(Equal(digest.NewKeyed(key).KeyID()), "the workload is recorded under the Secret's key")
+		Expect(keyIDOf(before)).NotTo(Equal(digest.NewKeyed(nil).KeyID()), "ripple is not unkeyed")
+		first.stop()
+
+		setData(cm, "k", "2")
+		second := startRipple()
+		after := expectRolledOnce(dep, before)
+		Expect(keyIDOf(after)).To(Equal(keyIDOf(before)))
+		second.stop()
+
+		startRipple()
+		expectNoWrite(dep, after)
+		Expect(keySecret().Data["key"]).To(Equal(key), "no restart replaced the key")
+	})
+
+	It("uses the Secret of the default name that is already there, and leaves it as it is", func() {
+		existing := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: options.DefaultKeySecret},
+			Data:       map[string][]byte{"key": []byte(strings.Repeat("e", 24)), "previous": []byte(strings.Repeat("p", 32))},
+		}
+		Expect(k8s.Create(suiteCtx, existing)).To(Succeed())
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		startRipple()
+		Expect(keyIDOf(recorded(dep))).To(Equal(digest.NewKeyed([]byte(strings.Repeat("e", 24))).KeyID()), "new records use the current key, not a previous one")
+		Expect(keySecret().ResourceVersion).To(Equal(existing.ResourceVersion))
+	})
+
+	It("refuses to start with a malformed key Secret, naming the flag and the data key, never the key", func() {
+		bad := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: options.DefaultKeySecret},
+			Data:       map[string][]byte{"key": []byte("too-short")},
+		}
+		Expect(k8s.Create(suiteCtx, bad)).To(Succeed())
+		for _, data := range []map[string][]byte{
+			{"key": []byte("too-short")},
+			{"other": []byte(strings.Repeat("o", 32))},
+			{"key": []byte(strings.Repeat("k", 32)), "previous-1": []byte("too-short")},
+		} {
+			update(bad, func(s *corev1.Secret) { s.Data = data })
+			err := startRippleErr()
+			Expect(err).To(MatchError(SatisfyAll(
+				ContainSubstring("--hmac-key-secret"),
+				ContainSubstring(ns+"/"+options.DefaultKeySecret),
+				ContainSubstring("at least 16 bytes"),
+				Not(ContainSubstring("too-short")),
+			)))
+		}
+		Expect(keySecret().Data).To(HaveKey("previous-1"), "ripple never overwrites a key Secret")
+	})
+})
