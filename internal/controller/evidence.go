@@ -66,7 +66,7 @@ func sortedRefs(current map[refs.Ref]trackedObj) []refs.Ref {
 }
 
 // foreignGrace is how long a record written under a key ripple does not
-// know, since this replica started, is left alone: another replica or
+// know, since this replica started (give or take clockSlack), is left alone: another replica or
 // installation that holds that key is acting (a rollout of ripple itself
 // with a new key, or a second installation watching the namespace), and
 // taking the record over could swallow a change that one is about to roll.
@@ -77,7 +77,7 @@ const foreignGrace = 10 * time.Minute
 func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record) (outcome, error) {
 	log := logf.FromContext(ctx)
 	left := time.Unix(rec.at, 0).Add(foreignGrace).Sub(r.now())
-	if rec.at > r.started.Load() && left > 0 {
+	if rec.at >= r.started.Load()-clockSlack && left > 0 {
 		if r.others.first(client.ObjectKeyFromObject(v.obj)) {
 			log.Info("Another ripple installation with another digest key writes this workload's record; leaving it to that one",
 				"keyID", rec.keyID, "retryAfter", left.Round(time.Second))

@@ -3,12 +3,14 @@ package integration
 import (
 	"os"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/options"
@@ -94,5 +96,47 @@ var _ = Describe("The digest key ripple keeps itself", func() {
 			)))
 		}
 		Expect(keySecret().Data).To(HaveKey("previous-1"), "ripple never overwrites a key Secret")
+	})
+
+	// namedKey writes the Secret rot in the namespace with the given data
+	// and returns the flag that names it.
+	namedKey := func(data map[string][]byte) string {
+		GinkgoHelper()
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rot"}}
+		_, err := controllerutil.CreateOrUpdate(suiteCtx, k8s, sec, func() error { sec.Data = data; return nil })
+		Expect(err).NotTo(HaveOccurred())
+		return "--hmac-key-secret=" + ns + "/rot"
+	}
+	keyA, keyB := []byte(strings.Repeat("a", 32)), []byte(strings.Repeat("b", 32))
+
+	It("rolls once for a change made while the key was rotated, the old key kept as previous", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		first := startRipple(namedKey(map[string][]byte{"key": keyA}))
+		before := recorded(dep)
+		first.stop()
+
+		setData(cm, "k", "2")
+		startRipple(namedKey(map[string][]byte{"key": keyB, "previous": keyA}))
+
+		after := expectRolledOnce(dep, before)
+		Expect(keyIDOf(after)).To(Equal(digest.NewKeyed(keyB).KeyID()), "recorded again under the new key")
+	})
+
+	It("rolls each change once while an old replica with the old key and a new one with the new key run side by side", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		startRipple(namedKey(map[string][]byte{"key": keyA}))
+		before := recorded(dep)
+
+		// The old replica read key A at its start; the new one reads B and A.
+		startRipple(namedKey(map[string][]byte{"key": keyB, "previous": keyA}))
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		setData(cm, "k", "3")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(2))
+
+		Consistently(before.Rollouts, quiet).Should(Equal(2), "each change rolls once, no ping-pong")
+		Expect(keyIDOf(stateOf(dep))).To(Equal(digest.NewKeyed(keyB).KeyID()))
 	})
 })
