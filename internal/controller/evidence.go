@@ -65,20 +65,21 @@ func sortedRefs(current map[refs.Ref]trackedObj) []refs.Ref {
 	return out
 }
 
-// foreignGrace is how long a record written under a key ripple does not
-// know, since this replica started (give or take clockSlack), is left alone: another replica or
-// installation that holds that key is acting (a rollout of ripple itself
+// foreignGrace is how long a record under a key ripple does not know is
+// left alone when it was written while this replica ran: another replica
+// or installation that holds that key is acting (a rollout of ripple itself
 // with a new key, or a second installation watching the namespace), and
 // taking the record over could swallow a change that one is about to roll.
-// After it, or for a record written before this replica started (a key
-// that was replaced or lost), the record is written again.
+// A record ripple finds on its first look at a workload was there before
+// it (a key that was replaced or lost), and one older than foreignGrace is
+// abandoned: either is written again.
 const foreignGrace = 10 * time.Minute
 
-func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record) (outcome, error) {
+func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record, firstLook bool) (outcome, error) {
 	log := logf.FromContext(ctx)
 	left := time.Unix(rec.at, 0).Add(foreignGrace).Sub(r.now())
-	if rec.at >= r.started.Load()-clockSlack && left > 0 {
-		if r.others.first(client.ObjectKeyFromObject(v.obj)) {
+	if !firstLook && left > 0 {
+		if r.reported.first(client.ObjectKeyFromObject(v.obj)) {
 			log.Info("Another ripple installation with another digest key writes this workload's record; leaving it to that one",
 				"keyID", rec.keyID, "retryAfter", left.Round(time.Second))
 			r.event(v.obj, corev1.EventTypeWarning, ReasonOtherInstallation, "Record",
@@ -143,16 +144,17 @@ func (s *strips) forget(key types.NamespacedName) {
 	s.mu.Unlock()
 }
 
-// others remembers the workloads for which another installation was
-// reported, so that it is said once per workload.
-type others struct {
+// onceSet tells the first time a workload is named to it: the first look
+// at a workload since ripple started, or the first report of another
+// installation on it.
+type onceSet struct {
 	mu   sync.Mutex
 	seen map[types.NamespacedName]bool
 }
 
-func newOthers() *others { return &others{seen: map[types.NamespacedName]bool{}} }
+func newOnceSet() *onceSet { return &onceSet{seen: map[types.NamespacedName]bool{}} }
 
-func (o *others) first(key types.NamespacedName) bool {
+func (o *onceSet) first(key types.NamespacedName) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.seen[key] {

@@ -73,8 +73,8 @@ func TestStrips_ForgetStartsOver(t *testing.T) {
 	}
 }
 
-func TestOthers_SaidOncePerWorkload(t *testing.T) {
-	o := newOthers()
+func TestOnceSet_FirstOncePerWorkload(t *testing.T) {
+	o := newOnceSet()
 	a, b := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}
 	if !o.first(a) || o.first(a) || !o.first(b) {
 		t.Fatal("first must be true once per workload, then false")

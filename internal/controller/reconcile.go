@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -52,10 +51,11 @@ type Reconciler struct {
 	seen    *triggers
 	digests *digests
 	strips  *strips
-	others  *others
+	// looked holds the workloads reconciled since start, reported those
+	// another installation was reported on.
+	looked, reported *onceSet
 	// now tells the API server's time, which timestamps on objects use.
-	now     func() time.Time
-	started atomic.Int64
+	now func() time.Time
 }
 
 // trackedObj is one tracked ConfigMap or Secret as the cache holds it.
@@ -78,7 +78,6 @@ type view struct {
 // Reconcile compares the config the workload tracks with its record and
 // writes only when they differ.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.started.CompareAndSwap(0, r.now().Unix())
 	triggeredAt, triggered := r.seen.take(req)
 	obj := r.Kind.New()
 	// Reconcile only reads the cached object: patch writes to a fresh one.
@@ -134,6 +133,7 @@ type outcome struct {
 // most one patch.
 func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 	log := logf.FromContext(ctx)
+	firstLook := r.looked.first(client.ObjectKeyFromObject(v.obj))
 	raw, hasRecord := v.obj.GetAnnotations()[annotations.Recorded]
 	rec, err := decodeRecord(raw)
 	switch {
@@ -150,7 +150,7 @@ func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 	r.strips.forget(client.ObjectKeyFromObject(v.obj))
 	keyed, known := r.Keyed.Lookup(rec.keyID)
 	if !known {
-		return r.foreignKey(ctx, v, rec)
+		return r.foreignKey(ctx, v, rec, firstLook)
 	}
 	changes, err := r.changes(ctx, v, rec, keyed)
 	if err != nil {

@@ -77,7 +77,7 @@ func setupKind(ctx context.Context, mgr ctrl.Manager, opts *options.Options, key
 	}
 	seen := newTriggers()
 	r := &Reconciler{Client: mgr.GetClient(), Kind: kind, Opts: opts, Keyed: keyed, Recorder: recorder, seen: seen, digests: sums,
-		strips: newStrips(), others: newOthers(), now: now}
+		strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), now: now}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(kind.Plural).
 		For(kind.New(), builder.WithPredicates(predicate.NewPredicateFuncs(inScope(opts)), inputsChanged(kind), ix.interesting())).
