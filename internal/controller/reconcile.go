@@ -71,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if tmpl == nil || obj.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
-	pol := r.Opts.Keys.Parse(r.Opts.Keys.Source(obj.GetAnnotations(), tmpl.Annotations), r.Opts.AutoReloadAll)
+	pol := r.Opts.Keys.Parse(obj.GetAnnotations(), tmpl.Annotations, r.Opts.AutoReloadAll)
 	r.reportProblems(ctx, obj, pol.Problems)
 	workloadProblems := len(pol.Problems)
 	recorded, hasRecord := obj.GetAnnotations()[annotations.Recorded]
