@@ -140,12 +140,6 @@ func (e *badEnv) expectReported(obj client.Object, annotation, value string) {
 		"a log line about %s on %s", annotation, obj.GetName())
 }
 
-// expectNotReported asserts obj carries no InvalidAnnotation Event.
-func (e *badEnv) expectNotReported(obj client.Object) {
-	GinkgoHelper()
-	Expect(eventsFor(obj)()).NotTo(ContainElement(HavePrefix("InvalidAnnotation")))
-}
-
 // expectStillWorks proves ripple survived the case: it is running, a change
 // of the control ConfigMap rolls the control workload exactly once, the
 // case's workloads stay as registered meanwhile, and the log shows no panic
