@@ -25,8 +25,8 @@ const (
 	unicodeClassBytes = 256
 	// maxListCost bounds the compiled size of all the regular expressions of
 	// one list together, in units of costOf. A compiled expression takes up
-	// to about 100 bytes per unit, and matching a name takes time in
-	// proportion to it.
+	// to about 200 bytes per unit (measured), and matching a name takes time
+	// in proportion to it.
 	maxListCost = 4096
 )
 
@@ -135,7 +135,7 @@ func (b *listBuilder) pattern(entry string) {
 	}
 	b.cost += cost
 	b.list.patterns = append(b.list.patterns, re)
-	b.size += 512 + 100*cost
+	b.size += 512 + 200*cost
 }
 
 // reason is the short part of a regexp error, without the expression that
