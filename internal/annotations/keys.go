@@ -1,29 +1,38 @@
 package annotations
 
+import "github.com/ripple-controller/ripple/internal/refs"
+
 // Annotations that users put on workloads and on ConfigMaps/Secrets. The
 // values are Reloader's names; Keys lets a flag rename each of them.
 const (
-	// Auto on a workload: "true" tracks every ConfigMap and Secret its pod
-	// spec references; "false" opts out, also under --auto-reload-all.
+	// Auto on a workload: true (any spelling strconv.ParseBool accepts)
+	// tracks every ConfigMap and Secret its pod spec references. Any other
+	// non-empty value opts out of --auto-reload-all.
 	Auto = "reloader.stakater.com/auto"
-	// ConfigMapAuto on a workload: like Auto, for ConfigMaps only.
+	// ConfigMapAuto on a workload: like Auto, for ConfigMaps only. Either
+	// one true is enough.
 	ConfigMapAuto = "configmap.reloader.stakater.com/auto"
 	// SecretAuto on a workload: like Auto, for Secrets only.
 	SecretAuto = "secret.reloader.stakater.com/auto"
-	// Search on a workload: "true" tracks referenced objects that carry Match.
+	// Search on a workload: exactly "true" tracks referenced objects that
+	// carry Match.
 	Search = "reloader.stakater.com/search"
-	// Match on a ConfigMap or Secret: "true" makes it trigger workloads with Search.
+	// Match on a ConfigMap or Secret: exactly "true" makes it trigger
+	// workloads with Search.
 	Match = "reloader.stakater.com/match"
 	// ConfigMapReload on a workload: comma-separated anchored regular
 	// expressions of ConfigMap names that trigger it, referenced or not.
 	ConfigMapReload = "configmap.reloader.stakater.com/reload"
 	// SecretReload on a workload: like ConfigMapReload, for Secrets.
 	SecretReload = "secret.reloader.stakater.com/reload"
-	// Ignore on a ConfigMap or Secret: "true" means it never triggers anything.
+	// Ignore on a ConfigMap or Secret: exactly "true" means it never
+	// triggers anything.
 	Ignore = "reloader.stakater.com/ignore"
-	// ConfigMapExclude on a workload: comma-separated ConfigMap names that never trigger it.
+	// ConfigMapExclude on a workload's metadata (never its pod template):
+	// comma-separated ConfigMap names that never trigger it.
 	ConfigMapExclude = "configmaps.exclude.reloader.stakater.com/reload"
-	// SecretExclude on a workload: comma-separated Secret names that never trigger it.
+	// SecretExclude on a workload's metadata: comma-separated Secret names
+	// that never trigger it.
 	SecretExclude = "secrets.exclude.reloader.stakater.com/reload"
 )
 
@@ -69,9 +78,27 @@ func DefaultKeys() Keys {
 	}
 }
 
-// workloadKeys are the keys whose presence on a workload's metadata decides
-// that the pod template's annotations are not consulted.
-func (k Keys) workloadKeys() []string {
-	return []string{k.Auto, k.ConfigMapAuto, k.SecretAuto, k.Search,
-		k.ConfigMapReload, k.SecretReload, k.ConfigMapExclude, k.SecretExclude}
+// kindKeys are the workload keys that concern one kind of config object.
+type kindKeys struct {
+	reload, auto, exclude string
+}
+
+func (k Keys) forKind(kind refs.Kind) kindKeys {
+	if kind == refs.Secret {
+		return kindKeys{reload: k.SecretReload, auto: k.SecretAuto, exclude: k.SecretExclude}
+	}
+	return kindKeys{reload: k.ConfigMapReload, auto: k.ConfigMapAuto, exclude: k.ConfigMapExclude}
+}
+
+// fallsBack reports whether a workload's policy for one kind is read from
+// its pod template: as in Reloader, when the metadata has none of the
+// kind's reload list, auto, the kind's typed auto and search. The exclude
+// lists play no part; they are read from the metadata only.
+func (k Keys) fallsBack(kk kindKeys, metadata map[string]string) bool {
+	for _, key := range []string{kk.reload, k.Auto, kk.auto, k.Search} {
+		if _, ok := metadata[key]; ok {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,8 @@ package annotations
 
 import (
 	"testing"
+
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 func TestDefaultKeys_AreReloadersNames(t *testing.T) {
@@ -28,61 +30,48 @@ func TestDefaultKeys_AreReloadersNames(t *testing.T) {
 	}
 }
 
-func TestSource_MetadataWinsWhenItHoldsAnyWorkloadKey(t *testing.T) {
+func TestFallsBack_DecidedPerKindByThatKindsKeys(t *testing.T) {
 	k := DefaultKeys()
-	template := map[string]string{k.Auto: "true"}
-	for _, key := range []string{
-		k.Auto, k.ConfigMapAuto, k.SecretAuto, k.Search,
-		k.ConfigMapReload, k.SecretReload, k.ConfigMapExclude, k.SecretExclude,
-	} {
-		t.Run(key, func(t *testing.T) {
-			metadata := map[string]string{key: "", "unrelated": "x"}
-			got := k.Source(metadata, template)
-			if _, ok := got[key]; !ok || got["unrelated"] != "x" {
-				t.Errorf("Source picked %v, want the metadata %v", got, metadata)
-			}
-		})
-	}
-}
-
-func TestSource_FallsBackToPodTemplate(t *testing.T) {
-	k := DefaultKeys()
-	template := map[string]string{k.Auto: "true"}
 	cases := []struct {
-		name     string
-		metadata map[string]string
+		name                string
+		metadata            map[string]string
+		configMaps, secrets bool
 	}{
-		{"nil metadata", nil},
-		{"empty metadata", map[string]string{}},
-		{"only unrelated annotations", map[string]string{"deployment.kubernetes.io/revision": "3"}},
+		{"nil metadata", nil, true, true},
+		{"only unrelated annotations", map[string]string{"deployment.kubernetes.io/revision": "3"}, true, true},
+		{"auto holds both kinds", map[string]string{k.Auto: "true"}, false, false},
+		{"an empty auto still holds both kinds", map[string]string{k.Auto: ""}, false, false},
+		{"search holds both kinds", map[string]string{k.Search: "false"}, false, false},
+		{"configmap reload list holds ConfigMaps only", map[string]string{k.ConfigMapReload: "cfg"}, false, true},
+		{"configmap auto holds ConfigMaps only", map[string]string{k.ConfigMapAuto: "true"}, false, true},
+		{"secret reload list holds Secrets only", map[string]string{k.SecretReload: "creds"}, true, false},
+		{"secret auto holds Secrets only", map[string]string{k.SecretAuto: "false"}, true, false},
+		{"exclude lists hold nothing", map[string]string{k.ConfigMapExclude: "a", k.SecretExclude: "b"}, true, true},
 		// Ignore and Match belong on ConfigMaps/Secrets, not on workloads.
-		{"ignore is not a workload key", map[string]string{k.Ignore: "true"}},
-		{"match is not a workload key", map[string]string{k.Match: "true"}},
-		{"near miss of a key", map[string]string{k.Auto + "x": "true"}},
+		{"ignore holds nothing", map[string]string{k.Ignore: "true"}, true, true},
+		{"match holds nothing", map[string]string{k.Match: "true"}, true, true},
+		{"a near miss of a key holds nothing", map[string]string{k.Auto + "x": "true"}, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := k.Source(c.metadata, template)
-			if got[k.Auto] != "true" || len(got) != 1 {
-				t.Errorf("Source = %v, want the pod template %v", got, template)
+			if got := k.fallsBack(k.forKind(refs.ConfigMap), c.metadata); got != c.configMaps {
+				t.Errorf("ConfigMaps fall back = %v, want %v", got, c.configMaps)
+			}
+			if got := k.fallsBack(k.forKind(refs.Secret), c.metadata); got != c.secrets {
+				t.Errorf("Secrets fall back = %v, want %v", got, c.secrets)
 			}
 		})
 	}
 }
 
-func TestSource_RenamedKeysDecide(t *testing.T) {
+func TestFallsBack_RenamedKeysDecide(t *testing.T) {
 	k := DefaultKeys()
 	k.Auto = "example.com/auto"
-	template := map[string]string{"example.com/auto": "false"}
-
-	// The default name no longer counts as a workload key...
-	got := k.Source(map[string]string{Auto: "true"}, template)
-	if got["example.com/auto"] != "false" {
-		t.Errorf("default key on metadata still won after renaming: %v", got)
+	cm := k.forKind(refs.ConfigMap)
+	if !k.fallsBack(cm, map[string]string{Auto: "true"}) {
+		t.Errorf("the default name still holds the metadata after renaming")
 	}
-	// ...the renamed one does.
-	got = k.Source(map[string]string{"example.com/auto": "true"}, template)
-	if got["example.com/auto"] != "true" {
-		t.Errorf("renamed key on metadata did not win: %v", got)
+	if k.fallsBack(cm, map[string]string{"example.com/auto": "true"}) {
+		t.Errorf("the renamed key does not hold the metadata")
 	}
 }

@@ -9,10 +9,10 @@ import (
 
 func TestObjectProblems_ReportsInvalidIgnoreAndMatchWhereTheyMatter(t *testing.T) {
 	k := DefaultKeys()
-	auto := k.Parse(map[string]string{k.Auto: "true"}, false)
-	search := k.Parse(map[string]string{k.Search: "true"}, false)
-	excluding := k.Parse(map[string]string{k.Auto: "true", k.Search: "true", k.ConfigMapExclude: "cfg"}, false)
-	listing := k.Parse(map[string]string{k.ConfigMapReload: "cfg"}, false)
+	auto := k.Parse(map[string]string{k.Auto: "true"}, nil, false)
+	search := k.Parse(map[string]string{k.Search: "true"}, nil, false)
+	excluding := k.Parse(map[string]string{k.Auto: "true", k.Search: "true", k.ConfigMapExclude: "cfg"}, nil, false)
+	listing := k.Parse(map[string]string{k.ConfigMapReload: "cfg"}, nil, false)
 	cases := []struct {
 		name       string
 		pol        Policy

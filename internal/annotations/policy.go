@@ -2,7 +2,10 @@ package annotations
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -20,9 +23,15 @@ func (p Problem) String() string {
 }
 
 // KindPolicy is what may trigger a workload, for one kind of config object.
+// Like Reloader, ripple reads it for each kind on its own: from the
+// workload's metadata, or from its pod template when the metadata has none
+// of that kind's keys.
 type KindPolicy struct {
 	// Auto tracks every object of this kind that the pod spec references.
 	Auto bool
+	// Search tracks referenced objects of this kind that carry the Match
+	// annotation.
+	Search bool
 	// Reload lists the names that trigger the workload, referenced or not.
 	Reload NameList
 	// Exclude lists the names that never trigger the workload.
@@ -31,8 +40,6 @@ type KindPolicy struct {
 
 // Policy is what a workload's annotations say may trigger its rollout.
 type Policy struct {
-	// Search tracks referenced objects that carry the Match annotation.
-	Search     bool
 	ConfigMaps KindPolicy
 	Secrets    KindPolicy
 	// Problems lists the values that were skipped as invalid.
@@ -51,10 +58,10 @@ func (p *Policy) For(kind refs.Kind) *KindPolicy {
 
 // OptedIn reports whether anything at all may trigger the workload.
 func (p *Policy) OptedIn() bool {
-	return p.Search || p.ConfigMaps.optedIn() || p.Secrets.optedIn()
+	return p.ConfigMaps.optedIn() || p.Secrets.optedIn()
 }
 
-func (k *KindPolicy) optedIn() bool { return k.Auto || !k.Reload.Empty() }
+func (k *KindPolicy) optedIn() bool { return k.Auto || k.Search || !k.Reload.Empty() }
 
 // Verdict is why an object does or does not trigger a workload.
 type Verdict string
@@ -72,6 +79,7 @@ const (
 // Tracks decides whether a change of the object triggers the workload:
 // ignore on the object, then the exclude list, then the reload list, then
 // search/match, then auto. referenced says whether the pod spec uses it.
+// Ignore and match count only when exactly "true", as in Reloader.
 func (p *Policy) Tracks(kind refs.Kind, name string, objAnnotations map[string]string, referenced bool) (bool, Verdict) {
 	kp := p.For(kind)
 	switch {
@@ -81,7 +89,7 @@ func (p *Policy) Tracks(kind refs.Kind, name string, objAnnotations map[string]s
 		return false, VerdictExcluded
 	case kp.Reload.Match(name):
 		return true, VerdictReloadList
-	case referenced && p.Search && objAnnotations[p.matchKey] == "true":
+	case referenced && kp.Search && objAnnotations[p.matchKey] == "true":
 		return true, VerdictSearch
 	case referenced && kp.Auto:
 		return true, VerdictAuto
@@ -91,111 +99,107 @@ func (p *Policy) Tracks(kind refs.Kind, name string, objAnnotations map[string]s
 
 // ObjectProblems reports the ignore and match annotations of a ConfigMap or
 // Secret whose value is neither "true" nor "false", where the value matters
-// to this workload. Like a workload's, they are read strictly: such an
-// object is neither ignored nor matched, which its author did not intend.
+// to this workload. Reloader acts on exactly "true" only, so such an object
+// is neither ignored nor matched, which its author likely did not intend.
 func (p *Policy) ObjectProblems(kind refs.Kind, name string, objAnnotations map[string]string, referenced bool) []Problem {
 	var out []Problem
 	report := func(key string) {
-		out = append(out, Problem{Annotation: key, Value: objAnnotations[key],
-			Reason: fmt.Sprintf(`on %s/%s is not "true" or "false"; ignored`, kind, name)})
+		out = append(out, Problem{Annotation: key, Value: shorten(objAnnotations[key], maxQuoted),
+			Reason: fmt.Sprintf(`on %s/%s is not "true" or "false"; only "true" counts, so it is ignored`, kind, name)})
 	}
 	tracked, verdict := p.Tracks(kind, name, objAnnotations, referenced)
-	if invalidBoolean(objAnnotations, p.ignoreKey) && tracked {
+	if notStrictBoolean(objAnnotations, p.ignoreKey) && tracked {
 		report(p.ignoreKey)
 	}
-	if invalidBoolean(objAnnotations, p.matchKey) && referenced && p.Search &&
+	if notStrictBoolean(objAnnotations, p.matchKey) && referenced && p.For(kind).Search &&
 		verdict != VerdictIgnored && verdict != VerdictExcluded {
 		report(p.matchKey)
 	}
 	return out
 }
 
-func invalidBoolean(ann map[string]string, key string) bool {
+func notStrictBoolean(ann map[string]string, key string) bool {
 	v, ok := ann[key]
 	return ok && v != "true" && v != "false"
 }
 
-// Source picks the annotations that hold a workload's policy: its metadata's,
-// unless none of the workload keys is there; then its pod template's.
-func (k Keys) Source(metadata, template map[string]string) map[string]string {
-	for _, key := range k.workloadKeys() {
-		if _, ok := metadata[key]; ok {
-			return metadata
-		}
-	}
-	return template
-}
-
-// Parse reads a workload's policy from its annotations (see Source).
-// autoReloadAll is --auto-reload-all: every workload is auto unless it says
-// "false".
-func (k Keys) Parse(ann map[string]string, autoReloadAll bool) Policy {
+// Parse reads a workload's policy from the annotations of its metadata and
+// of its pod template, with Reloader's rules: each kind is read from the
+// metadata unless it has none of that kind's keys (see Keys.fallsBack),
+// then from the template; the exclude lists only ever from the metadata.
+// autoReloadAll is --auto-reload-all: every workload is auto unless it sets
+// auto or the typed auto to a value that is not true.
+func (k Keys) Parse(metadata, template map[string]string, autoReloadAll bool) Policy {
 	p := Policy{ignoreKey: k.Ignore, matchKey: k.Match}
-	auto := p.boolean(ann, k.Auto)
-	cmAuto := p.boolean(ann, k.ConfigMapAuto)
-	secretAuto := p.boolean(ann, k.SecretAuto)
-	p.Search = p.boolean(ann, k.Search) == isTrue
-	p.ConfigMaps = KindPolicy{
-		Auto:    kindAuto(auto, cmAuto, autoReloadAll),
-		Reload:  p.nameList(ann, k.ConfigMapReload),
-		Exclude: names(ann[k.ConfigMapExclude]),
-	}
-	p.Secrets = KindPolicy{
-		Auto:    kindAuto(auto, secretAuto, autoReloadAll),
-		Reload:  p.nameList(ann, k.SecretReload),
-		Exclude: names(ann[k.SecretExclude]),
-	}
+	p.ConfigMaps = p.kind(k, k.forKind(refs.ConfigMap), metadata, template, autoReloadAll)
+	p.Secrets = p.kind(k, k.forKind(refs.Secret), metadata, template, autoReloadAll)
 	return p
 }
 
-type tristate int
-
-const (
-	unset tristate = iota
-	isTrue
-	isFalse
-)
-
-// boolean is strict on purpose: Reloader acts on "true" only, so treating
-// "yes" or "1" as true would roll workloads that Reloader left alone.
-func (p *Policy) boolean(ann map[string]string, key string) tristate {
-	v, ok := ann[key]
-	switch {
-	case !ok:
-		return unset
-	case v == "true":
-		return isTrue
-	case v == "false":
-		return isFalse
+func (p *Policy) kind(k Keys, kk kindKeys, metadata, template map[string]string, autoReloadAll bool) KindPolicy {
+	ann := metadata
+	if k.fallsBack(kk, metadata) {
+		ann = template
 	}
-	p.Problems = append(p.Problems, Problem{Annotation: key, Value: v, Reason: `is not "true" or "false"; ignored`})
-	return unset
+	auto, autoSet := p.boolean(ann, k.Auto)
+	typed, typedSet := p.boolean(ann, kk.auto)
+	return KindPolicy{
+		Auto:    auto || typed || (!autoSet && !typedSet && autoReloadAll),
+		Search:  p.strictBoolean(ann, k.Search),
+		Reload:  p.nameList(ann, kk.reload),
+		Exclude: names(metadata[kk.exclude]),
+	}
 }
 
-// kindAuto: the typed annotation is the more specific and wins; an explicit
-// "false" on the general one opts out of --auto-reload-all.
-func kindAuto(general, typed tristate, autoReloadAll bool) bool {
-	switch {
-	case typed != unset:
-		return typed == isTrue
-	case general != unset:
-		return general == isTrue
+// boolean reads a value as Reloader does, with strconv.ParseBool: "1", "t",
+// "True" are true. set is whether the value is non-empty: any such value
+// that is not true, parsable or not, opts out of --auto-reload-all.
+func (p *Policy) boolean(ann map[string]string, key string) (value, set bool) {
+	v, ok := ann[key]
+	if !ok {
+		return false, false
 	}
-	return autoReloadAll
+	b, err := strconv.ParseBool(v)
+	switch {
+	case v == "":
+		p.report(Problem{Annotation: key, Value: v, Reason: "is empty; ignored"})
+	case err != nil:
+		p.report(Problem{Annotation: key, Value: shorten(v, maxQuoted), Reason: "is not a boolean; read as false"})
+	}
+	return b, v != ""
+}
+
+// strictBoolean reads search as Reloader does: exactly "true", so "True"
+// or "1" would roll workloads that Reloader leaves alone.
+func (p *Policy) strictBoolean(ann map[string]string, key string) bool {
+	v, ok := ann[key]
+	if ok && v != "true" && v != "false" {
+		p.report(Problem{Annotation: key, Value: shorten(v, maxQuoted), Reason: `is not "true" or "false"; only "true" counts, so it is ignored`})
+	}
+	return v == "true"
 }
 
 func (p *Policy) nameList(ann map[string]string, key string) NameList {
-	list, problems := ParseNameList(ann[key])
-	for _, pr := range problems {
-		pr.Annotation = key
-		p.Problems = append(p.Problems, pr)
+	list, problem := ParseNameList(ann[key])
+	if problem != nil {
+		problem.Annotation = key
+		p.report(*problem)
 	}
 	return list
 }
 
+// report adds a Problem once: both kinds may read the same annotation.
+func (p *Policy) report(pr Problem) {
+	if !slices.Contains(p.Problems, pr) {
+		p.Problems = append(p.Problems, pr)
+	}
+}
+
+// names reads an exclude list: plain names, compared as they are. Reading
+// it costs no more than the value's length, so it needs no cap.
 func names(list string) map[string]bool {
 	var out map[string]bool
-	for _, n := range strings.Split(list, ",") {
+	for n := range strings.SplitSeq(list, ",") {
 		if n = strings.TrimSpace(n); n != "" {
 			if out == nil {
 				out = map[string]bool{}
@@ -204,4 +208,21 @@ func names(list string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// maxQuoted is the most bytes of a user's value that a Problem quotes, so
+// that a log line or an Event about a huge value stays small.
+const maxQuoted = 128
+
+// shorten cuts s to at most limit bytes, at a rune boundary, marking the cut.
+func shorten(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const mark = "..."
+	cut := limit - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

@@ -1,17 +1,20 @@
 package annotations
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
-const (
-	cmAutoKey  = ConfigMapAuto
-	secAutoKey = SecretAuto
-)
+// metadataOnly parses annotations on a workload's metadata, with an empty
+// pod template.
+func metadataOnly(ann map[string]string, autoReloadAll bool) Policy {
+	return DefaultKeys().Parse(ann, nil, autoReloadAll)
+}
 
 func TestParse_AutoAndSearch(t *testing.T) {
 	cases := []struct {
@@ -25,27 +28,40 @@ func TestParse_AutoAndSearch(t *testing.T) {
 	}{
 		{name: "no annotations tracks nothing", ann: nil},
 		{name: "auto true tracks both kinds", ann: map[string]string{Auto: "true"}, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto True is true", ann: map[string]string{Auto: "True"}, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto TRUE is true", ann: map[string]string{Auto: "TRUE"}, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto 1 is true", ann: map[string]string{Auto: "1"}, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto t is true", ann: map[string]string{Auto: "t"}, wantCM: true, wantSecret: true, wantOptedIn: true},
 		{name: "auto false tracks nothing", ann: map[string]string{Auto: "false"}},
-		{name: "configmap auto only", ann: map[string]string{cmAutoKey: "true"}, wantCM: true, wantOptedIn: true},
-		{name: "secret auto only", ann: map[string]string{secAutoKey: "true"}, wantSecret: true, wantOptedIn: true},
-		{name: "typed false overrides auto true", ann: map[string]string{Auto: "true", secAutoKey: "false"}, wantCM: true, wantOptedIn: true},
-		{name: "typed true overrides auto false", ann: map[string]string{Auto: "false", cmAutoKey: "true"}, wantCM: true, wantOptedIn: true},
+		{name: "auto 0 tracks nothing", ann: map[string]string{Auto: "0"}},
+		{name: "auto F tracks nothing", ann: map[string]string{Auto: "F"}},
+		{name: "configmap auto only", ann: map[string]string{ConfigMapAuto: "true"}, wantCM: true, wantOptedIn: true},
+		{name: "secret auto 1 only", ann: map[string]string{SecretAuto: "1"}, wantSecret: true, wantOptedIn: true},
+		{name: "auto true with a typed false still tracks both: either one true is enough", ann: map[string]string{Auto: "true", SecretAuto: "false"}, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "typed true next to auto false tracks its kind", ann: map[string]string{Auto: "false", ConfigMapAuto: "True"}, wantCM: true, wantOptedIn: true},
 		{name: "auto-reload-all makes unannotated workloads auto", autoReloadAll: true, wantCM: true, wantSecret: true, wantOptedIn: true},
 		{name: "auto-reload-all with auto false opts out", ann: map[string]string{Auto: "false"}, autoReloadAll: true},
-		{name: "auto-reload-all with configmap auto false keeps secrets", ann: map[string]string{cmAutoKey: "false"}, autoReloadAll: true, wantSecret: true, wantOptedIn: true},
-		{name: "auto-reload-all with auto false but secret auto true", ann: map[string]string{Auto: "false", secAutoKey: "true"}, autoReloadAll: true, wantSecret: true, wantOptedIn: true},
-		{name: "auto-reload-all with an invalid auto stays auto", ann: map[string]string{Auto: "no"}, autoReloadAll: true, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto-reload-all with auto 0 opts out", ann: map[string]string{Auto: "0"}, autoReloadAll: true},
+		{name: "auto-reload-all with an unparsable auto opts out, as any non-empty value that is not true", ann: map[string]string{Auto: "no way"}, autoReloadAll: true},
+		{name: "auto-reload-all with an empty auto stays auto", ann: map[string]string{Auto: ""}, autoReloadAll: true, wantCM: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto-reload-all with configmap auto false keeps secrets", ann: map[string]string{ConfigMapAuto: "false"}, autoReloadAll: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto-reload-all with auto false but secret auto true", ann: map[string]string{Auto: "false", SecretAuto: "true"}, autoReloadAll: true, wantSecret: true, wantOptedIn: true},
+		{name: "auto-reload-all with auto true and a typed false tracks both", ann: map[string]string{Auto: "true", ConfigMapAuto: "false"}, autoReloadAll: true, wantCM: true, wantSecret: true, wantOptedIn: true},
 		{name: "search true", ann: map[string]string{Search: "true"}, wantSearch: true, wantOptedIn: true},
 		{name: "search false", ann: map[string]string{Search: "false"}},
+		{name: "search True is not true: Reloader reads exactly \"true\"", ann: map[string]string{Search: "True"}},
+		{name: "search 1 is not true", ann: map[string]string{Search: "1"}},
 		{name: "reload list alone opts in", ann: map[string]string{ConfigMapReload: "app"}, wantOptedIn: true},
 		{name: "exclude list alone does not opt in", ann: map[string]string{ConfigMapExclude: "app", SecretExclude: "db"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := DefaultKeys().Parse(c.ann, c.autoReloadAll)
-			if p.ConfigMaps.Auto != c.wantCM || p.Secrets.Auto != c.wantSecret || p.Search != c.wantSearch {
-				t.Errorf("ConfigMaps.Auto=%v Secrets.Auto=%v Search=%v, want %v %v %v",
-					p.ConfigMaps.Auto, p.Secrets.Auto, p.Search, c.wantCM, c.wantSecret, c.wantSearch)
+			p := metadataOnly(c.ann, c.autoReloadAll)
+			if p.ConfigMaps.Auto != c.wantCM || p.Secrets.Auto != c.wantSecret {
+				t.Errorf("ConfigMaps.Auto=%v Secrets.Auto=%v, want %v %v", p.ConfigMaps.Auto, p.Secrets.Auto, c.wantCM, c.wantSecret)
+			}
+			if p.ConfigMaps.Search != c.wantSearch || p.Secrets.Search != c.wantSearch {
+				t.Errorf("Search = %v/%v, want %v", p.ConfigMaps.Search, p.Secrets.Search, c.wantSearch)
 			}
 			if p.OptedIn() != c.wantOptedIn {
 				t.Errorf("OptedIn() = %v, want %v", p.OptedIn(), c.wantOptedIn)
@@ -54,33 +70,166 @@ func TestParse_AutoAndSearch(t *testing.T) {
 	}
 }
 
-func TestParse_InvalidBooleanIsReportedAndIgnored(t *testing.T) {
-	for _, key := range []string{Auto, ConfigMapAuto, SecretAuto, Search} {
-		for _, v := range []string{"yes", "TRUE ", "", "1", "True", " true", "false\n", "on"} {
-			t.Run(key+"="+v, func(t *testing.T) {
-				p := DefaultKeys().Parse(map[string]string{key: v}, false)
-				if p.ConfigMaps.Auto || p.Secrets.Auto || p.Search || p.OptedIn() {
-					t.Errorf("invalid %q on %s was acted on: %+v", v, key, p)
+func TestParse_BooleanProblems(t *testing.T) {
+	cases := []struct {
+		keys   []string
+		value  string
+		reason string // empty: no Problem
+	}{
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "true", ""},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "False", ""},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "1", ""},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "f", ""},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "yes", "is not a boolean; read as false"},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "on", "is not a boolean; read as false"},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "TRUE ", "is not a boolean; read as false"},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, " true", "is not a boolean; read as false"},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "2", "is not a boolean; read as false"},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "", "is empty; ignored"},
+		{[]string{Search}, "true", ""},
+		{[]string{Search}, "false", ""},
+		{[]string{Search}, "True", `is not "true" or "false"; only "true" counts, so it is ignored`},
+		{[]string{Search}, "1", `is not "true" or "false"; only "true" counts, so it is ignored`},
+		{[]string{Search}, "", `is not "true" or "false"; only "true" counts, so it is ignored`},
+	}
+	for _, c := range cases {
+		for _, key := range c.keys {
+			t.Run(key+"="+c.value, func(t *testing.T) {
+				p := metadataOnly(map[string]string{key: c.value}, false)
+				var want []Problem
+				if c.reason != "" {
+					want = []Problem{{Annotation: key, Value: c.value, Reason: c.reason}}
 				}
-				want := []Problem{{Annotation: key, Value: v, Reason: `is not "true" or "false"; ignored`}}
 				if !slices.Equal(p.Problems, want) {
 					t.Errorf("Problems = %v, want %v", p.Problems, want)
-				}
-				if s := p.Problems[0].String(); !strings.Contains(s, key) {
-					t.Errorf("Problem.String() = %q does not name the annotation", s)
 				}
 			})
 		}
 	}
 }
 
-func TestParse_InvalidTypedAutoFallsBackToGeneral(t *testing.T) {
-	p := DefaultKeys().Parse(map[string]string{Auto: "true", ConfigMapAuto: "yes"}, false)
+func TestParse_UnparsableBooleanIsNotActedOn(t *testing.T) {
+	for _, key := range []string{Auto, ConfigMapAuto, SecretAuto, Search} {
+		for _, v := range []string{"yes", "TRUE ", "", "on"} {
+			p := metadataOnly(map[string]string{key: v}, false)
+			if p.OptedIn() {
+				t.Errorf("invalid %s=%q was acted on: %+v", key, v, p)
+			}
+			if len(p.Problems) != 1 || !strings.Contains(p.Problems[0].String(), key) {
+				t.Errorf("%s=%q: Problems = %v, want one naming the annotation", key, v, p.Problems)
+			}
+		}
+	}
+}
+
+func TestParse_UnparsableTypedAutoLeavesAutoTrue(t *testing.T) {
+	p := metadataOnly(map[string]string{Auto: "true", ConfigMapAuto: "yes"}, false)
 	if !p.ConfigMaps.Auto || !p.Secrets.Auto {
-		t.Errorf("an invalid typed auto should count as unset: %+v", p)
+		t.Errorf("auto true should track both kinds: %+v", p)
 	}
 	if len(p.Problems) != 1 || p.Problems[0].Annotation != ConfigMapAuto {
 		t.Errorf("Problems = %v, want one naming %s", p.Problems, ConfigMapAuto)
+	}
+}
+
+func TestParse_HugeBooleanValueIsQuotedShort(t *testing.T) {
+	v := strings.Repeat("é", 10000)
+	p := metadataOnly(map[string]string{Auto: v}, false)
+	if len(p.Problems) != 1 {
+		t.Fatalf("Problems = %v", p.Problems)
+	}
+	if got := p.Problems[0].Value; len(got) > maxQuoted || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+		t.Errorf("quoted value of %d bytes, valid UTF-8 %v; want at most %d, cut at a rune", len(got), utf8.ValidString(got), maxQuoted)
+	}
+}
+
+// TestParse_EachKindFallsBackOnItsOwn follows Reloader: a kind is read from
+// the pod template when the metadata has none of that kind's reload list,
+// auto, typed auto and search; the exclude lists only from the metadata.
+func TestParse_EachKindFallsBackOnItsOwn(t *testing.T) {
+	cases := []struct {
+		name               string
+		metadata, template map[string]string
+		check              func(t *testing.T, p Policy)
+	}{
+		{"metadata has a ConfigMap reload list, the template secret auto: Secrets are auto",
+			map[string]string{ConfigMapReload: "listed"}, map[string]string{SecretAuto: "true", ConfigMapAuto: "true"},
+			func(t *testing.T, p Policy) {
+				if p.ConfigMaps.Auto || !p.ConfigMaps.Reload.Match("listed") || !p.Secrets.Auto {
+					t.Errorf("ConfigMaps %+v, Secrets %+v", p.ConfigMaps, p.Secrets)
+				}
+			}},
+		{"metadata has secret auto, the template auto: ConfigMaps read auto from the template",
+			map[string]string{SecretAuto: "false"}, map[string]string{Auto: "true"},
+			func(t *testing.T, p Policy) {
+				if !p.ConfigMaps.Auto || p.Secrets.Auto {
+					t.Errorf("ConfigMaps.Auto %v, Secrets.Auto %v; want true, false", p.ConfigMaps.Auto, p.Secrets.Auto)
+				}
+			}},
+		{"metadata has auto false: the template is not read for either kind",
+			map[string]string{Auto: "false"}, map[string]string{Auto: "true", SecretReload: "creds"},
+			func(t *testing.T, p Policy) {
+				if p.OptedIn() {
+					t.Errorf("the template was read: %+v", p)
+				}
+			}},
+		{"metadata has search: the template is not read for either kind",
+			map[string]string{Search: "true"}, map[string]string{ConfigMapAuto: "true"},
+			func(t *testing.T, p Policy) {
+				if p.ConfigMaps.Auto || !p.ConfigMaps.Search || !p.Secrets.Search {
+					t.Errorf("ConfigMaps %+v, Secrets %+v", p.ConfigMaps, p.Secrets)
+				}
+			}},
+		{"the template's search applies to the kind that falls back only",
+			map[string]string{SecretReload: "creds"}, map[string]string{Search: "true"},
+			func(t *testing.T, p Policy) {
+				if !p.ConfigMaps.Search || p.Secrets.Search {
+					t.Errorf("Search %v/%v, want true for ConfigMaps only", p.ConfigMaps.Search, p.Secrets.Search)
+				}
+			}},
+		{"an exclude list on the metadata does not stop the fallback, and still excludes",
+			map[string]string{ConfigMapExclude: "noisy"}, map[string]string{Auto: "true"},
+			func(t *testing.T, p Policy) {
+				if !p.ConfigMaps.Auto || !p.Secrets.Auto || !p.ConfigMaps.Exclude["noisy"] {
+					t.Errorf("ConfigMaps %+v, Secrets %+v", p.ConfigMaps, p.Secrets)
+				}
+			}},
+		{"an exclude list on the template is not read",
+			nil, map[string]string{Auto: "true", ConfigMapExclude: "noisy", SecretExclude: "rotating"},
+			func(t *testing.T, p Policy) {
+				if len(p.ConfigMaps.Exclude) != 0 || len(p.Secrets.Exclude) != 0 {
+					t.Errorf("Exclude %v/%v, want none", p.ConfigMaps.Exclude, p.Secrets.Exclude)
+				}
+			}},
+		{"a reload list on the template applies when the metadata has none of the kind's keys",
+			map[string]string{ConfigMapAuto: "true"}, map[string]string{SecretReload: "creds", ConfigMapReload: "cfg"},
+			func(t *testing.T, p Policy) {
+				if !p.Secrets.Reload.Match("creds") || p.ConfigMaps.Reload.Match("cfg") {
+					t.Errorf("ConfigMaps %+v, Secrets %+v", p.ConfigMaps, p.Secrets)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.check(t, DefaultKeys().Parse(c.metadata, c.template, false))
+		})
+	}
+}
+
+func TestParse_AutoReloadAllIsReadFromTheKindsSource(t *testing.T) {
+	// ConfigMaps stay on the metadata, which does not say auto: under
+	// --auto-reload-all they are auto. Secrets fall back to the template,
+	// which says "false".
+	p := DefaultKeys().Parse(map[string]string{ConfigMapReload: "listed"}, map[string]string{Auto: "false"}, true)
+	if !p.ConfigMaps.Auto || p.Secrets.Auto {
+		t.Errorf("ConfigMaps.Auto %v, Secrets.Auto %v; want true, false", p.ConfigMaps.Auto, p.Secrets.Auto)
+	}
+}
+
+func TestParse_AProblemReadByBothKindsIsReportedOnce(t *testing.T) {
+	p := DefaultKeys().Parse(nil, map[string]string{Auto: "yes", Search: "1"}, false)
+	if len(p.Problems) != 2 {
+		t.Errorf("Problems = %v, want one for auto and one for search", p.Problems)
 	}
 }
 
@@ -91,19 +240,15 @@ func TestParse_EveryInvalidValueIsReported(t *testing.T) {
 		ConfigMapReload: "good, a(, b[",
 		SecretReload:    "x)",
 	}
-	p := DefaultKeys().Parse(ann, false)
+	p := metadataOnly(ann, false)
 	got := map[string]int{}
 	for _, pr := range p.Problems {
 		got[pr.Annotation]++
 	}
-	want := map[string]int{Auto: 1, Search: 1, ConfigMapReload: 2, SecretReload: 1}
-	if len(got) != len(want) {
-		t.Fatalf("Problems by annotation = %v, want %v", got, want)
-	}
-	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("Problems by annotation = %v, want %v", got, want)
-		}
+	// A reload list gets one Problem at most, however many entries it skips.
+	want := map[string]int{Auto: 1, Search: 1, ConfigMapReload: 1, SecretReload: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("Problems by annotation = %v, want %v", got, want)
 	}
 	if !p.ConfigMaps.Reload.Match("good") {
 		t.Errorf("the valid entry next to invalid ones was dropped")
@@ -111,7 +256,7 @@ func TestParse_EveryInvalidValueIsReported(t *testing.T) {
 }
 
 func TestParse_ExcludeListsAreTrimmedNames(t *testing.T) {
-	p := DefaultKeys().Parse(map[string]string{
+	p := metadataOnly(map[string]string{
 		ConfigMapExclude: " a , ,b,,",
 		SecretExclude:    "s1",
 	}, false)
@@ -127,7 +272,7 @@ func TestParse_ExcludeListsAreTrimmedNames(t *testing.T) {
 }
 
 func TestPolicy_ForPicksTheKind(t *testing.T) {
-	p := DefaultKeys().Parse(map[string]string{ConfigMapAuto: "true"}, false)
+	p := metadataOnly(map[string]string{ConfigMapAuto: "true"}, false)
 	if !p.For(refs.ConfigMap).Auto || p.For(refs.Secret).Auto {
 		t.Errorf("For returned the wrong kind's policy")
 	}
@@ -142,7 +287,7 @@ func TestTracks_Precedence(t *testing.T) {
 		ConfigMapExclude: "both, excluded",
 		SecretReload:     "sec-listed",
 	}
-	p := k.Parse(workload, false)
+	p := k.Parse(workload, nil, false)
 	ignored := map[string]string{Ignore: "true"}
 	matched := map[string]string{Match: "true"}
 
@@ -158,7 +303,8 @@ func TestTracks_Precedence(t *testing.T) {
 		{"ignore beats reload list", refs.ConfigMap, "listed", ignored, true, false, VerdictIgnored},
 		{"ignore beats exclude list", refs.ConfigMap, "excluded", ignored, true, false, VerdictIgnored},
 		{"ignore beats auto", refs.ConfigMap, "plain", ignored, true, false, VerdictIgnored},
-		{"ignore must be exactly true", refs.ConfigMap, "plain", map[string]string{Ignore: "True"}, true, true, VerdictAuto},
+		{"ignore must be exactly true, as in Reloader", refs.ConfigMap, "plain", map[string]string{Ignore: "True"}, true, true, VerdictAuto},
+		{"ignore 1 is not true", refs.ConfigMap, "plain", map[string]string{Ignore: "1"}, true, true, VerdictAuto},
 		{"exclude beats reload list", refs.ConfigMap, "both", nil, true, false, VerdictExcluded},
 		{"exclude beats auto", refs.ConfigMap, "excluded", nil, true, false, VerdictExcluded},
 		{"exclude beats search match", refs.ConfigMap, "excluded", matched, true, false, VerdictExcluded},
@@ -168,6 +314,7 @@ func TestTracks_Precedence(t *testing.T) {
 		{"search match on a referenced object", refs.ConfigMap, "plain", matched, true, true, VerdictSearch},
 		{"search match ignores unreferenced objects", refs.ConfigMap, "plain", matched, false, false, VerdictUntracked},
 		{"search needs match exactly true", refs.ConfigMap, "plain", map[string]string{Match: "yes"}, true, true, VerdictAuto},
+		{"match True is not true, as in Reloader", refs.ConfigMap, "plain", map[string]string{Match: "True"}, true, true, VerdictAuto},
 		{"auto tracks referenced", refs.ConfigMap, "plain", nil, true, true, VerdictAuto},
 		{"auto ignores unreferenced", refs.ConfigMap, "plain", nil, false, false, VerdictUntracked},
 		{"secret lists are separate from configmap lists", refs.Secret, "both", nil, false, false, VerdictUntracked},
@@ -186,7 +333,7 @@ func TestTracks_Precedence(t *testing.T) {
 }
 
 func TestTracks_SearchWithoutAutoTracksOnlyMatchedObjects(t *testing.T) {
-	p := DefaultKeys().Parse(map[string]string{Search: "true"}, false)
+	p := metadataOnly(map[string]string{Search: "true"}, false)
 	if ok, v := p.Tracks(refs.Secret, "s", nil, true); ok || v != VerdictUntracked {
 		t.Errorf("an unmatched referenced Secret was tracked: %v %s", ok, v)
 	}
@@ -196,7 +343,7 @@ func TestTracks_SearchWithoutAutoTracksOnlyMatchedObjects(t *testing.T) {
 }
 
 func TestTracks_NothingAnnotatedTracksNothing(t *testing.T) {
-	p := DefaultKeys().Parse(nil, false)
+	p := metadataOnly(nil, false)
 	for _, kind := range refs.Kinds {
 		if ok, v := p.Tracks(kind, "x", map[string]string{Match: "true"}, true); ok || v != VerdictUntracked {
 			t.Errorf("%s tracked without any annotation: %s", kind, v)
@@ -213,7 +360,7 @@ func TestTracks_RenamedKeysWork(t *testing.T) {
 	}
 
 	// Reloader's default names mean nothing once renamed.
-	old := k.Parse(map[string]string{Auto: "true", Search: "true", ConfigMapReload: "x"}, false)
+	old := k.Parse(map[string]string{Auto: "true", Search: "true", ConfigMapReload: "x"}, nil, false)
 	if old.OptedIn() {
 		t.Errorf("default annotation names still opt in after renaming: %+v", old)
 	}
@@ -224,7 +371,7 @@ func TestTracks_RenamedKeysWork(t *testing.T) {
 		"a.example/cm-reload":      "listed",
 		"a.example/cm-exclude":     "gone",
 		"a.example/secret-exclude": "hidden",
-	}, false)
+	}, nil, false)
 	cases := []struct {
 		kind       refs.Kind
 		name       string
@@ -247,7 +394,7 @@ func TestTracks_RenamedKeysWork(t *testing.T) {
 		}
 	}
 
-	bad := k.Parse(map[string]string{"a.example/auto": "yes"}, false)
+	bad := k.Parse(map[string]string{"a.example/auto": "yes"}, nil, false)
 	if len(bad.Problems) != 1 || bad.Problems[0].Annotation != "a.example/auto" {
 		t.Errorf("Problems = %v, want one naming the renamed key", bad.Problems)
 	}

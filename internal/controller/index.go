@@ -34,8 +34,7 @@ func (ix indexer) policy(obj client.Object) (annotations.Policy, bool) {
 	if tmpl == nil {
 		return annotations.Policy{}, false
 	}
-	ann := ix.keys.Source(obj.GetAnnotations(), tmpl.Annotations)
-	return ix.keys.Parse(ann, ix.autoReloadAll), true
+	return ix.keys.Parse(obj.GetAnnotations(), tmpl.Annotations, ix.autoReloadAll), true
 }
 
 // values lists every object whose change may matter to the workload: all
@@ -51,7 +50,7 @@ func (ix indexer) values(obj client.Object) []string {
 	var out []string
 	for _, r := range refs.FromPodSpec(&ix.kind.Template(obj).Spec) {
 		kp := pol.For(r.Kind)
-		if kp.Auto || pol.Search {
+		if kp.Auto || kp.Search {
 			out = append(out, refKey(r.Kind, ns, r.Name))
 		}
 	}

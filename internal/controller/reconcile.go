@@ -96,7 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	pol := r.Opts.Keys.Parse(r.Opts.Keys.Source(obj.GetAnnotations(), tmpl.Annotations), r.Opts.AutoReloadAll)
+	pol := r.Opts.Keys.Parse(obj.GetAnnotations(), tmpl.Annotations, r.Opts.AutoReloadAll)
 	r.reportProblems(ctx, obj, pol.Problems)
 	workloadProblems := len(pol.Problems)
 	if _, hasRecord := obj.GetAnnotations()[annotations.Recorded]; !pol.OptedIn() && !hasRecord {

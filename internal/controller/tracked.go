@@ -144,5 +144,5 @@ func mayTrack(pol *annotations.Policy, ref refs.Ref, referenced bool) bool {
 	if kp.Exclude[ref.Name] {
 		return false
 	}
-	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || pol.Search))
+	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || kp.Search))
 }

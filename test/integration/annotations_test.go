@@ -162,19 +162,19 @@ var _ = Describe("Reloader's annotations", func() {
 		expectRolledOnce(dep, before)
 	})
 
-	It("ignores the pod template's annotations when the metadata has one of its own", func() {
+	It("ignores the pod template's annotations when the metadata says auto, for both kinds", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", map[string]string{annotations.SecretAuto: "true"}, volumeConfigMap("cfg"))
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "false"}, volumeConfigMap("cfg"))
 		update(dep, func(d *appsv1.Deployment) { d.Spec.Template.Annotations = map[string]string{annotations.Auto: "true"} })
+		before := withRollouts(dep, stateOf(dep))
 		startRipple()
-		before := recorded(dep)
 
 		setData(cm, "k", "2")
 
-		expectNoRollout(dep, before)
+		expectNoWrite(dep, before)
 	})
 
-	It("reports a value other than \"true\" or \"false\" and does not act on it", func() {
+	It("reports an auto value that is not a boolean and does not act on it", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "yes"}, volumeConfigMap("cfg"))
 		startRipple()
