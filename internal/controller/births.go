@@ -135,7 +135,8 @@ func dataRewritten(obj client.Object) bool {
 		if mf.Time == nil || !mf.Time.After(created) || mf.FieldsV1 == nil {
 			continue
 		}
-		if bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:data"`)) || bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:binaryData"`)) {
+		raw := mf.FieldsV1.GetRawBytes()
+		if bytes.Contains(raw, []byte(`"f:data"`)) || bytes.Contains(raw, []byte(`"f:binaryData"`)) {
 			return true
 		}
 	}

@@ -84,9 +84,9 @@ func TestOnceSet_FirstOncePerWorkload(t *testing.T) {
 func TestDataRewritten(t *testing.T) {
 	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC))
 	later := metav1.NewTime(created.Add(3 * time.Second))
-	data := &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:k":{}}}`)}
-	binary := &metav1.FieldsV1{Raw: []byte(`{"f:binaryData":{"f:k":{}}}`)}
-	labels := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:a":{}}}}`)}
+	data := metav1.NewFieldsV1(`{"f:data":{".":{},"f:k":{}}}`)
+	binary := metav1.NewFieldsV1(`{"f:binaryData":{"f:k":{}}}`)
+	labels := metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:a":{}}}}`)
 	tests := []struct {
 		name   string
 		fields []metav1.ManagedFieldsEntry
