@@ -78,13 +78,19 @@ const foreignGrace = 10 * time.Minute
 func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record, firstLook bool) (outcome, error) {
 	log := logf.FromContext(ctx)
 	left := time.Unix(rec.at, 0).Add(foreignGrace).Sub(r.now())
-	if !firstLook && left > 0 {
-		if r.reported.first(client.ObjectKeyFromObject(v.obj)) {
-			log.Info("Another ripple installation with another digest key writes this workload's record; leaving it to that one",
-				"keyID", rec.keyID, "retryAfter", left.Round(time.Second))
-			r.event(v.obj, corev1.EventTypeWarning, ReasonOtherInstallation, "Record",
-				"Another ripple installation (key %s) records this workload; this one (key %s) leaves it alone while that one is active", rec.keyID, r.Keyed.KeyID())
+	if left > 0 && r.reported.first(client.ObjectKeyFromObject(v.obj)) {
+		// A recent record under another key: another installation or
+		// replica is, or just was, at work. Whoever takes it over says so.
+		log.Info("Another ripple installation with another digest key records this workload",
+			"keyID", rec.keyID, "takingOver", firstLook)
+		then := "leaves it alone while that one is active"
+		if firstLook {
+			then = "takes it over"
 		}
+		r.event(v.obj, corev1.EventTypeWarning, ReasonOtherInstallation, "Record",
+			"Another ripple installation (key %s) records this workload; this one (key %s) %s", rec.keyID, r.Keyed.KeyID(), then)
+	}
+	if !firstLook && left > 0 {
 		return outcome{requeue: left}, nil
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
