@@ -76,7 +76,7 @@ func (b *births) version(uid types.UID) (string, bool) {
 func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum) (bool, error) {
 	createdAt, ok := d.born.version(meta.GetUID())
 	if !ok {
-		return cur.rewritten, nil
+		return cur.rewritten(meta), nil
 	}
 	if createdAt == cur.version {
 		return false, nil
@@ -84,9 +84,16 @@ func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta
 	first, found, err := d.sumAt(ctx, kind, meta, createdAt)
 	if err != nil || !found {
 		// Compacted away or unreadable: the managed fields still tell.
-		return cur.rewritten, nil //nolint:nilerr // the fallback is the answer
+		return cur.rewritten(meta), nil //nolint:nilerr // the fallback is the answer
 	}
 	return first != cur.sum, nil
+}
+
+// rewritten reports whether the object's managed fields show its data
+// written after the second it was created. A change within that second is
+// seen only through births.
+func (vs versionSum) rewritten(meta client.Object) bool {
+	return vs.dataWrittenAt > meta.GetCreationTimestamp().Unix()
 }
 
 // sumAt reads the object at exactly one past version, which the API server
@@ -126,19 +133,18 @@ func sumOf(obj client.Object) digest.Sum {
 	return digest.ConfigMap(cm)
 }
 
-// dataRewritten reports whether a manager that owns the object's data wrote
-// it after the second the object was created. Managed fields have whole
-// seconds, so a change within that second is seen only through births.
-func dataRewritten(obj client.Object) bool {
-	created := obj.GetCreationTimestamp().Time
+// dataWrittenAt returns the last second a manager that owns the object's
+// data wrote it, by its managed fields, and at least its creation.
+func dataWrittenAt(obj client.Object) int64 {
+	last := obj.GetCreationTimestamp().Unix()
 	for _, mf := range obj.GetManagedFields() {
-		if mf.Time == nil || !mf.Time.After(created) || mf.FieldsV1 == nil {
+		if mf.Time == nil || mf.Time.Unix() <= last || mf.FieldsV1 == nil {
 			continue
 		}
 		raw := mf.FieldsV1.GetRawBytes()
 		if bytes.Contains(raw, []byte(`"f:data"`)) || bytes.Contains(raw, []byte(`"f:binaryData"`)) {
-			return true
+			last = mf.Time.Unix()
 		}
 	}
-	return false
+	return last
 }

@@ -33,9 +33,8 @@ type digests struct {
 type versionSum struct {
 	version string
 	sum     digest.Sum
-	// rewritten says the object's managed fields show its data written
-	// after it was created.
-	rewritten bool
+	// dataWrittenAt is the last second the object's data was written.
+	dataWrittenAt int64
 }
 
 func newDigests(reader client.Reader) *digests {
@@ -79,7 +78,7 @@ func (d *digests) fetch(ctx context.Context, kind refs.Kind, key types.Namespace
 
 // store keeps the digest of a ConfigMap or Secret read from the API server.
 func (d *digests) store(obj client.Object) versionSum {
-	vs := versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), rewritten: dataRewritten(obj)}
+	vs := versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), dataWrittenAt: dataWrittenAt(obj)}
 	d.mu.Lock()
 	d.byUID[obj.GetUID()] = vs
 	d.mu.Unlock()

@@ -72,7 +72,8 @@ func sortedRefs(current map[refs.Ref]trackedObj) []refs.Ref {
 // taking the record over could swallow a change that one is about to roll.
 // A record ripple finds on its first look at a workload was there before
 // it (a key that was replaced or lost), and one older than foreignGrace is
-// abandoned: either is written again.
+// abandoned: either is written again, and the workload rolls if a tracked
+// object's data was written since that record.
 const foreignGrace = 10 * time.Minute
 
 func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record, firstLook bool) (outcome, error) {
@@ -93,9 +94,28 @@ func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record, firstLo
 	if !firstLook && left > 0 {
 		return outcome{requeue: left}, nil
 	}
+	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 {
+		return r.roll(ctx, v, r.next(v.current, nil), describe(since)+" (since a record under another key)")
+	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
 	return outcome{}, r.patch(ctx, v.obj, r.next(v.current, nil), "")
+}
+
+// writtenSince returns the tracked objects whose data was written again,
+// after their creation, at or after the second at. A record under an
+// unknown key cannot be compared, but the objects' own history tells which
+// may have changed since it was written: taking it over rolls for those
+// rather than swallow a change. A creation alone rolls nothing, as ever.
+func writtenSince(current map[refs.Ref]trackedObj, at int64) []refs.Ref {
+	var out []refs.Ref
+	for ref, t := range current {
+		if t.version.dataWrittenAt >= at && t.version.dataWrittenAt > t.createdAt {
+			out = append(out, ref)
+		}
+	}
+	slices.SortFunc(out, refs.Compare)
+	return out
 }
 
 // Within stripWindow, stripsAllowed records written again because the

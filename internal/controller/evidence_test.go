@@ -1,11 +1,14 @@
 package controller
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 func TestStamp_RoundTripAndRejects(t *testing.T) {
@@ -81,7 +84,7 @@ func TestOnceSet_FirstOncePerWorkload(t *testing.T) {
 	}
 }
 
-func TestDataRewritten(t *testing.T) {
+func TestRewrittenByManagedFields(t *testing.T) {
 	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC))
 	later := metav1.NewTime(created.Add(3 * time.Second))
 	data := metav1.NewFieldsV1(`{"f:data":{".":{},"f:k":{}}}`)
@@ -104,8 +107,9 @@ func TestDataRewritten(t *testing.T) {
 			obj := configObject("ConfigMap")
 			obj.CreationTimestamp = created
 			obj.ManagedFields = tt.fields
-			if got := dataRewritten(obj); got != tt.want {
-				t.Fatalf("dataRewritten = %v, want %v", got, tt.want)
+			vs := versionSum{dataWrittenAt: dataWrittenAt(obj)}
+			if got := vs.rewritten(obj); got != tt.want {
+				t.Fatalf("rewritten = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -131,5 +135,20 @@ func TestBirths_KeptForAWhileThenPruned(t *testing.T) {
 	b.forget("fresh")
 	if _, ok := b.version("fresh"); ok {
 		t.Fatal("forget kept the birth")
+	}
+}
+
+func TestWrittenSince_OnlyRewritesAtOrAfterTheRecord(t *testing.T) {
+	current := map[refs.Ref]trackedObj{
+		cmRef("rewritten-after"):  {createdAt: 100, version: versionSum{dataWrittenAt: 205}},
+		cmRef("rewritten-at"):     {createdAt: 100, version: versionSum{dataWrittenAt: 200}},
+		cmRef("rewritten-before"): {createdAt: 100, version: versionSum{dataWrittenAt: 199}},
+		cmRef("created-after"):    {createdAt: 300, version: versionSum{dataWrittenAt: 300}},
+		cmRef("never-rewritten"):  {createdAt: 50, version: versionSum{dataWrittenAt: 50}},
+	}
+	got := writtenSince(current, 200)
+	want := []refs.Ref{cmRef("rewritten-after"), cmRef("rewritten-at")}
+	if !slices.Equal(got, want) {
+		t.Fatalf("writtenSince = %v, want %v", got, want)
 	}
 }

@@ -139,4 +139,18 @@ var _ = Describe("The digest key ripple keeps itself", func() {
 		Consistently(before.Rollouts, quiet).Should(Equal(2), "each change rolls once, no ping-pong")
 		Expect(keyIDOf(stateOf(dep))).To(Equal(digest.NewKeyed(keyB).KeyID()))
 	})
+
+	It("rolls once when the key is replaced without keeping the old one and the config changed meanwhile", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		first := startRipple(namedKey(map[string][]byte{"key": keyA}))
+		before := recorded(dep)
+		first.stop()
+
+		updateInALaterSecond(cm)
+		startRipple(namedKey(map[string][]byte{"key": keyB}))
+
+		after := expectRolledOnce(dep, before)
+		Expect(keyIDOf(after)).To(Equal(digest.NewKeyed(keyB).KeyID()))
+	})
 })
