@@ -249,7 +249,9 @@ var _ = Describe("Two installations on one namespace", func() {
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
 		startRipple(keySecret("cluster-wide", 'a'))
 		startRipple(keySecret("namespaced", 'b'), "--namespaces="+ns)
-		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
+		// Whichever installation looks second finds the other's record and
+		// says so; from then on, one of them owns the workload.
+		Eventually(eventsFor(dep), 30*time.Second).Should(ContainElement(HavePrefix(reasonPrefix("OtherInstallation"))))
 		settled := withRollouts(dep, stateOf(dep))
 
 		for i := 2; i <= 3; i++ {
@@ -259,8 +261,6 @@ var _ = Describe("Two installations on one namespace", func() {
 		Consistently(settled.Rollouts, quiet).Should(Equal(2), "no ping-pong")
 		last := stateOf(dep)
 		expectNoWrite(dep, last)
-		// Whichever installation looks second finds the other's record.
-		Eventually(eventsFor(dep), 30*time.Second).Should(ContainElement(HavePrefix(reasonPrefix("OtherInstallation"))))
 	})
 })
 
