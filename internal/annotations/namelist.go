@@ -145,12 +145,12 @@ func reason(err error) string {
 	if errors.As(err, &se) {
 		return string(se.Code)
 	}
-	return shorten(err.Error(), maxQuoted)
+	return Shorten(err.Error(), maxQuoted)
 }
 
 func (b *listBuilder) skip(entry string, why skip, reason string) {
 	if b.first == "" {
-		b.first, b.firstReason = shorten(entry, maxQuoted), reason
+		b.first, b.firstReason = Shorten(entry, maxQuoted), reason
 	}
 	b.skipped[why]++
 }

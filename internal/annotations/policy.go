@@ -104,7 +104,7 @@ func (p *Policy) Tracks(kind refs.Kind, name string, objAnnotations map[string]s
 func (p *Policy) ObjectProblems(kind refs.Kind, name string, objAnnotations map[string]string, referenced bool) []Problem {
 	var out []Problem
 	report := func(key string) {
-		out = append(out, Problem{Annotation: key, Value: shorten(objAnnotations[key], maxQuoted),
+		out = append(out, Problem{Annotation: key, Value: Shorten(objAnnotations[key], maxQuoted),
 			Reason: fmt.Sprintf(`on %s/%s is not "true" or "false"; only "true" counts, so it is ignored`, kind, name)})
 	}
 	tracked, verdict := p.Tracks(kind, name, objAnnotations, referenced)
@@ -164,7 +164,7 @@ func (p *Policy) boolean(ann map[string]string, key string) (value, set bool) {
 	case v == "":
 		p.report(Problem{Annotation: key, Value: v, Reason: "is empty; ignored"})
 	case err != nil:
-		p.report(Problem{Annotation: key, Value: shorten(v, maxQuoted), Reason: "is not a boolean; read as false"})
+		p.report(Problem{Annotation: key, Value: Shorten(v, maxQuoted), Reason: "is not a boolean; read as false"})
 	}
 	return b, v != ""
 }
@@ -174,7 +174,7 @@ func (p *Policy) boolean(ann map[string]string, key string) (value, set bool) {
 func (p *Policy) strictBoolean(ann map[string]string, key string) bool {
 	v, ok := ann[key]
 	if ok && v != "true" && v != "false" {
-		p.report(Problem{Annotation: key, Value: shorten(v, maxQuoted), Reason: `is not "true" or "false"; only "true" counts, so it is ignored`})
+		p.report(Problem{Annotation: key, Value: Shorten(v, maxQuoted), Reason: `is not "true" or "false"; only "true" counts, so it is ignored`})
 	}
 	return v == "true"
 }
@@ -214,8 +214,9 @@ func names(list string) map[string]bool {
 // that a log line or an Event about a huge value stays small.
 const maxQuoted = 128
 
-// shorten cuts s to at most limit bytes, at a rune boundary, marking the cut.
-func shorten(s string, limit int) string {
+// Shorten cuts s to at most limit bytes, at a rune boundary, marking the
+// cut: for any text about a user's value that must stay bounded.
+func Shorten(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}

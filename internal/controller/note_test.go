@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
@@ -16,9 +17,9 @@ func TestShorten_FitsTheNoteLimitAtARuneBoundary(t *testing.T) {
 		strings.Repeat("é", noteLimit),
 		"x" + strings.Repeat("🌊", noteLimit),
 	} {
-		got := shorten(s, noteLimit)
+		got := annotations.Shorten(s, noteLimit)
 		if len(got) > noteLimit || !utf8.ValidString(got) {
-			t.Errorf("shorten(%d bytes) = %d bytes, valid UTF-8 %v", len(s), len(got), utf8.ValidString(got))
+			t.Errorf("Shorten(%d bytes) = %d bytes, valid UTF-8 %v", len(s), len(got), utf8.ValidString(got))
 		}
 		if len(s) <= noteLimit && got != s {
 			t.Errorf("shorten changed a note that fits")

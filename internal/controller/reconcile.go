@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -351,20 +350,7 @@ const noteLimit = 1024
 
 // event emits an Event whose note is shortened to fit noteLimit.
 func (r *Reconciler) event(obj client.Object, eventtype, reason, action, format string, args ...any) {
-	r.Recorder.Eventf(obj, nil, eventtype, reason, action, "%s", shorten(fmt.Sprintf(format, args...), noteLimit))
-}
-
-// shorten cuts s to at most limit bytes, at a rune boundary, marking the cut.
-func shorten(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	const mark = "..."
-	cut := limit - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	r.Recorder.Eventf(obj, nil, eventtype, reason, action, "%s", annotations.Shorten(fmt.Sprintf(format, args...), noteLimit))
 }
 
 // namespaceSelected reports whether the namespace is in ripple's scope. A
