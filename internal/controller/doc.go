@@ -1,13 +1,25 @@
 // Package controller is the part of ripple that talks to the API server.
 //
-// The path of one change: the informer cache holds only the trimmed metadata
-// of ConfigMaps and Secrets, so unused objects cost a few hundred bytes and
-// no data is ever cached; an update that repeats a resourceVersion stops at a
-// predicate; otherwise a field index maps "kind/namespace/name" to the
-// workloads that use the object, and each is queued, keyed by workload, after
-// the debounce window. Reconcile then compares the digests of everything the
-// workload tracks, read once per object version (digests.go), with the record
-// on the workload: unchanged means no write (a labels-only edit ends here),
-// first sight means record only, a change means one merge patch of the pod
-// template's digest annotation.
+// The path of one change, file by file:
+//
+//   - setup.go wires it. Setup builds one watch of ConfigMaps and one of
+//     Secrets (watchConfig), then one controller per workload type;
+//     Reconciler.SetupWithManager lists everything that queues a workload.
+//   - cache.go: the informer cache holds only the trimmed metadata of
+//     ConfigMaps and Secrets, so unused objects cost a few hundred bytes and
+//     no data is ever cached.
+//   - handler.go: the one handler per informer (fanout) drops an update that
+//     repeats a resourceVersion (a resync), looks "kind/namespace/name" up in
+//     refIndex (index.go) and queues each workload found, keyed by workload,
+//     after the debounce window.
+//   - view.go: what ripple needs of one version of a workload (policy,
+//     references, record, index values) is computed once and shared by the
+//     index, the predicates and Reconcile.
+//   - reconcile.go: Reconcile reads the tracked objects (tracked.go) and their
+//     digests, one GET per object version (digests.go), compares them with the
+//     record (recorded.go, fold.go): unchanged means no write, first sight
+//     means record only, a change means one merge patch of the record and the
+//     pod template's stamp. A lost record or one under an unknown key is
+//     handled from the evidence the workload carries (evidence.go); a
+//     creation is told from a change by births.go.
 package controller

@@ -25,7 +25,7 @@ const (
 // record lost to kubectl replace, a GitOps tool or a restore. The stamp on
 // the pod template says what config the pods run; when it is ripple's and
 // differs from the config now, a change was missed, and the workload rolls.
-func (r *Reconciler) recover(ctx context.Context, v view) (outcome, error) {
+func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	key := client.ObjectKeyFromObject(v.obj)
 	if wait, warn := r.strips.note(key, time.Now()); wait > 0 {
 		if warn {
@@ -47,7 +47,7 @@ func (r *Reconciler) recover(ctx context.Context, v view) (outcome, error) {
 // podsRunOtherConfig reports whether the pod template's stamp, written by
 // ripple under a key it knows and not copied from an older object, names
 // other config than what the workload tracks now.
-func (r *Reconciler) podsRunOtherConfig(v view) bool {
+func (r *Reconciler) podsRunOtherConfig(v state) bool {
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
 		return false
@@ -56,7 +56,7 @@ func (r *Reconciler) podsRunOtherConfig(v view) bool {
 	return ok && workloadDigest(keyed, v.current) != st.digest
 }
 
-func sortedRefs(current map[refs.Ref]trackedObj) []refs.Ref {
+func sortedRefs(current map[refs.Ref]tracked) []refs.Ref {
 	out := make([]refs.Ref, 0, len(current))
 	for ref := range current {
 		out = append(out, ref)
@@ -76,7 +76,7 @@ func sortedRefs(current map[refs.Ref]trackedObj) []refs.Ref {
 // object's data was written since that record.
 const foreignGrace = 10 * time.Minute
 
-func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record, firstLook bool) (outcome, error) {
+func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstLook bool) (outcome, error) {
 	log := logf.FromContext(ctx)
 	left := time.Unix(rec.at, 0).Add(foreignGrace).Sub(r.now())
 	if left > 0 && r.reported.first(client.ObjectKeyFromObject(v.obj)) {
@@ -107,7 +107,7 @@ func (r *Reconciler) foreignKey(ctx context.Context, v view, rec record, firstLo
 // unknown key cannot be compared, but the objects' own history tells which
 // may have changed since it was written: taking it over rolls for those
 // rather than swallow a change. A creation alone rolls nothing, as ever.
-func writtenSince(current map[refs.Ref]trackedObj, at int64) []refs.Ref {
+func writtenSince(current map[refs.Ref]tracked, at int64) []refs.Ref {
 	var out []refs.Ref
 	for ref, t := range current {
 		if t.version.dataWrittenAt >= at && t.version.dataWrittenAt > t.createdAt {

@@ -139,7 +139,7 @@ func TestBirths_KeptForAWhileThenPruned(t *testing.T) {
 }
 
 func TestWrittenSince_OnlyRewritesAtOrAfterTheRecord(t *testing.T) {
-	current := map[refs.Ref]trackedObj{
+	current := map[refs.Ref]tracked{
 		cmRef("rewritten-after"):  {createdAt: 100, version: versionSum{dataWrittenAt: 205}},
 		cmRef("rewritten-at"):     {createdAt: 100, version: versionSum{dataWrittenAt: 200}},
 		cmRef("rewritten-before"): {createdAt: 100, version: versionSum{dataWrittenAt: 199}},

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
@@ -85,7 +86,7 @@ func bucketSum(lines []string) string {
 // buckets and reported one by one as created. Those created within
 // clockSlack of the record may or may not be in it: a bucket matches with
 // or without them.
-func foldedDiff(rec record, now map[refs.Ref]observed) map[refs.Ref]change {
+func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string) map[refs.Ref]change {
 	old, borderline := map[refs.Ref]string{}, map[refs.Ref]string{}
 	out := map[refs.Ref]change{}
 	for ref, cur := range now {
@@ -93,9 +94,9 @@ func foldedDiff(rec record, now map[refs.Ref]observed) map[refs.Ref]change {
 		case cur.createdAt > rec.at+clockSlack:
 			out[ref] = created
 		case cur.createdAt >= rec.at-clockSlack:
-			borderline[ref] = cur.short
+			borderline[ref] = short(cur.version.sum)
 		default:
-			old[ref] = cur.short
+			old[ref] = short(cur.version.sum)
 		}
 	}
 	without := fold(old)

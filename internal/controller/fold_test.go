@@ -39,10 +39,10 @@ func TestFoldedDiff(t *testing.T) {
 	const at = 1000
 	base := manyObjects(2000, "aa")
 	rec := record{keyID: "k", at: at, objects: fold(base)}
-	observe := func(objects map[refs.Ref]string, createdAt int64) map[refs.Ref]observed {
-		out := map[refs.Ref]observed{}
+	observe := func(objects map[refs.Ref]string, createdAt int64) map[refs.Ref]tracked {
+		out := map[refs.Ref]tracked{}
 		for ref, short := range objects {
-			out[ref] = observed{short: short, createdAt: createdAt}
+			out[ref] = obs(short, createdAt)
 		}
 		return out
 	}
@@ -54,27 +54,27 @@ func TestFoldedDiff(t *testing.T) {
 
 	tests := []struct {
 		name string
-		now  map[refs.Ref]observed
+		now  map[refs.Ref]tracked
 		want map[refs.Ref]change
 	}{
 		{"nothing changed", observe(base, at-100), map[refs.Ref]change{}},
 		{"one member's data changed rolls its bucket", observe(edited, at-100), map[refs.Ref]change{editedBucket: changedData}},
 		{"a deleted member cannot be told from a change", observe(gone, at-100), map[refs.Ref]change{editedBucket: changedData}},
-		{"an object created after the record is a creation", func() map[refs.Ref]observed {
+		{"an object created after the record is a creation", func() map[refs.Ref]tracked {
 			now := observe(base, at-100)
-			now[cmRef("late")] = observed{short: "cc", createdAt: at + 5}
+			now[cmRef("late")] = obs("cc", at+5)
 			return now
 		}(), map[refs.Ref]change{cmRef("late"): created}},
 		{"objects created around the record and in it are no change", observe(base, at), map[refs.Ref]change{}},
-		{"an object created around the record and not in it is a creation", func() map[refs.Ref]observed {
+		{"an object created around the record and not in it is a creation", func() map[refs.Ref]tracked {
 			now := observe(base, at-100)
-			now[cmRef("borderline")] = observed{short: "cc", createdAt: at}
+			now[cmRef("borderline")] = obs("cc", at)
 			return now
 		}(), map[refs.Ref]change{cmRef("borderline"): created}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := foldedDiff(rec, tt.now); !maps.Equal(got, tt.want) {
+			if got := foldedDiff(rec, tt.now, testShort); !maps.Equal(got, tt.want) {
 				t.Fatalf("foldedDiff = %v, want %v", got, tt.want)
 			}
 		})

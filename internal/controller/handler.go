@@ -21,9 +21,9 @@ import (
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // fanout is the one event handler of the ConfigMap or the Secret informer.
-// It maps each event, through refIndex, to the workloads of every kind that
-// may track the object, and queues them on that kind's controller after the
-// debounce window. One handler for all kinds, rather than one per kind,
+// It maps each event, through refIndex, to the workloads of every type that
+// may track the object, and queues them on that type's controller after the
+// debounce window. One handler for all types, rather than one per type,
 // means one buffer of pending events per informer and one pass per event.
 // Each queue is keyed by workload, so every change that reaches a workload
 // within the window is handled by one reconcile.
@@ -39,22 +39,23 @@ type fanout struct {
 	targets []target
 }
 
-// target is the controller of one workload kind, once it has started.
+// target is the controller of one workload type, once it has started.
 type target struct {
-	workload workload.Kind
-	seen     *triggers
-	queue    queue
+	typ   workload.Type
+	seen  *triggers
+	queue queue
 }
 
-// source connects a controller to the fanout: it starts with the
-// controller and hands over its queue. A change seen before a controller
-// starts is not lost, since the controller reconciles every workload when
-// it starts.
-func (f *fanout) source(kind workload.Kind, seen *triggers) source.Source {
+// queueFor is the source through which a controller receives the fanout's
+// events for its workload type: started with the controller, it hands the
+// controller's queue to the fanout, whose informer handler is already
+// registered. A change seen before a controller starts is not lost, since
+// the controller reconciles every workload when it starts.
+func (f *fanout) queueFor(typ workload.Type, seen *triggers) source.Source {
 	return source.Func(func(_ context.Context, q queue) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.targets = append(f.targets, target{workload: kind, seen: seen, queue: q})
+		f.targets = append(f.targets, target{typ: typ, seen: seen, queue: q})
 		return nil
 	})
 }
@@ -105,7 +106,7 @@ func (f *fanout) enqueue(obj any) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	for _, t := range f.targets {
-		for _, req := range f.users(t.workload, o) {
+		for _, req := range f.users(t.typ, o) {
 			t.seen.add(req, now)
 			if f.debounce > 0 {
 				t.queue.AddAfter(req, f.debounce)
@@ -116,16 +117,16 @@ func (f *fanout) enqueue(obj any) {
 	}
 }
 
-// users returns the workloads of one kind that name the object or may match
+// users returns the workloads of one type that name the object or may match
 // it by pattern.
-func (f *fanout) users(kind workload.Kind, obj client.Object) []reconcile.Request {
+func (f *fanout) users(typ workload.Type, obj client.Object) []reconcile.Request {
 	ns := obj.GetNamespace()
 	var out []reconcile.Request
 	for _, key := range []string{refKey(f.kind, ns, obj.GetName()), patternKey(f.kind, ns)} {
-		list := kind.NewList()
+		list := typ.NewList()
 		err := f.reader.List(context.Background(), list, client.InNamespace(ns), client.MatchingFields{refIndex: key}, client.UnsafeDisableDeepCopy)
 		if err != nil {
-			f.log.Error(err, "Cannot look up workloads in the index", "kind", kind.Name, "key", key)
+			f.log.Error(err, "Cannot look up workloads in the index", "workloadKind", typ.Kind, "key", key)
 			continue
 		}
 		_ = meta.EachListItem(list, func(o runtime.Object) error {

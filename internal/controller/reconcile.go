@@ -39,14 +39,15 @@ const (
 	ReasonInvalidAnnotation = "InvalidAnnotation"
 )
 
-// Reconciler rolls the workloads of one kind whose tracked config changed.
+// Reconciler rolls the workloads of one type whose tracked config changed.
 type Reconciler struct {
 	client.Client
-	Kind     workload.Kind
+	Type     workload.Type
 	Opts     *options.Options
 	Keyed    digest.Keyed
 	Recorder events.EventRecorder
 
+	views   *views
 	seen    *triggers
 	digests *digests
 	strips  *strips
@@ -57,34 +58,34 @@ type Reconciler struct {
 	now func() time.Time
 }
 
-// trackedObj is one tracked ConfigMap or Secret as the cache holds it.
-type trackedObj struct {
-	sum       digest.Sum
-	createdAt int64
+// tracked is one tracked ConfigMap or Secret as the cache holds it, with
+// the digest of its data at that version.
+type tracked struct {
 	meta      client.Object
+	createdAt int64
 	version   versionSum
 }
 
-// view is what one reconcile knows of a workload.
-type view struct {
-	obj        client.Object
-	tmpl       *corev1.PodTemplateSpec
-	pol        *annotations.Policy
-	current    map[refs.Ref]trackedObj
-	referenced map[refs.Ref]bool
+// state is what one reconcile knows of a workload: the cached object, its
+// view, and the tracked objects now.
+type state struct {
+	*view
+	obj     client.Object
+	tmpl    *corev1.PodTemplateSpec
+	current map[refs.Ref]tracked
 }
 
 // Reconcile compares the config the workload tracks with its record and
 // writes only when they differ.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	triggeredAt, triggered := r.seen.take(req)
-	obj := r.Kind.New()
+	obj := r.Type.New()
 	// Reconcile only reads the cached object: patch writes to a fresh one.
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	tmpl := r.Kind.Template(obj)
-	if tmpl == nil || obj.GetDeletionTimestamp() != nil {
+	v := r.views.of(obj)
+	if v == nil || obj.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
 	// A workload out of scope gets no Event, not even for a mistake.
@@ -95,18 +96,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	pol := r.Opts.Keys.Parse(obj.GetAnnotations(), tmpl.Annotations, r.Opts.AutoReloadAll)
-	r.reportProblems(ctx, obj, pol.Problems)
-	workloadProblems := len(pol.Problems)
-	if _, hasRecord := obj.GetAnnotations()[annotations.Recorded]; !pol.OptedIn() && !hasRecord {
+	r.reportProblems(ctx, obj, v.policy.Problems)
+	if !v.policy.OptedIn() && !v.hasRecord {
 		return ctrl.Result{}, nil
 	}
-	current, referenced, err := r.tracked(ctx, req.Namespace, &tmpl.Spec, &pol)
-	r.reportProblems(ctx, obj, pol.Problems[workloadProblems:])
+	current, problems, err := r.track(ctx, req.Namespace, v)
+	r.reportProblems(ctx, obj, problems)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := r.converge(ctx, view{obj: obj, tmpl: tmpl, pol: &pol, current: current, referenced: referenced})
+	res, err := r.converge(ctx, state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current})
 	if apierrors.IsConflict(err) {
 		if triggered {
 			r.seen.add(req, triggeredAt)
@@ -118,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	if res.rolled && triggered {
-		reloadLatency.WithLabelValues(r.Kind.Name).Observe(time.Since(triggeredAt).Seconds())
+		reloadLatency.WithLabelValues(r.Type.Kind).Observe(time.Since(triggeredAt).Seconds())
 	}
 	return ctrl.Result{RequeueAfter: res.requeue}, err
 }
@@ -130,16 +129,15 @@ type outcome struct {
 
 // converge decides between no write, a record and a rollout, and makes at
 // most one patch.
-func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
+func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	log := logf.FromContext(ctx)
 	firstLook := r.looked.first(client.ObjectKeyFromObject(v.obj))
-	raw, hasRecord := v.obj.GetAnnotations()[annotations.Recorded]
-	rec, err := decodeRecord(raw)
+	rec := v.record
 	switch {
-	case !hasRecord:
+	case !v.hasRecord:
 		return r.recover(ctx, v)
-	case err != nil:
-		log.Info("Recording the config again: the recorded state is unreadable", "annotation", annotations.Recorded, "reason", err.Error())
+	case v.recordErr != nil:
+		log.Info("Recording the config again: the recorded state is unreadable", "annotation", annotations.Recorded, "reason", v.recordErr.Error())
 		return r.recover(ctx, v)
 	case v.obj.GetCreationTimestamp().Unix() > rec.at+clockSlack:
 		skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
@@ -171,31 +169,27 @@ func (r *Reconciler) converge(ctx context.Context, v view) (outcome, error) {
 
 // changes compares the record, read with the key it was written with, with
 // the tracked objects now.
-func (r *Reconciler) changes(ctx context.Context, v view, rec record, keyed digest.Keyed) (map[refs.Ref]change, error) {
-	now := make(map[refs.Ref]observed, len(v.current))
-	for ref, t := range v.current {
-		now[ref] = observed{short: keyed.Short(t.sum), createdAt: t.createdAt}
-	}
+func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed digest.Keyed) (map[refs.Ref]change, error) {
 	if isFolded(rec.objects) {
-		return r.creationsChanged(ctx, v, foldedDiff(rec, now))
+		return r.creationsChanged(ctx, v, foldedDiff(rec, v.current, keyed.Short))
 	}
 	missing := map[refs.Ref]change{}
 	for ref := range rec.objects {
 		if _, ok := v.current[ref]; ok {
 			continue
 		}
-		why, err := r.missing(ctx, v.obj.GetNamespace(), ref, v.referenced[ref], v.pol)
+		why, err := r.missing(ctx, v.obj.GetNamespace(), ref, v.referenced[ref], &v.policy)
 		if err != nil {
 			return nil, err
 		}
 		missing[ref] = why
 	}
-	return r.creationsChanged(ctx, v, diff(rec, now, missing))
+	return r.creationsChanged(ctx, v, diff(rec, v.current, keyed.Short, missing))
 }
 
 // creationsChanged turns the creations of objects whose data changed since
 // into changes that roll.
-func (r *Reconciler) creationsChanged(ctx context.Context, v view, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
+func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
 	for ref, c := range changes {
 		if c != created || r.Opts.ReloadOnCreate {
 			continue
@@ -217,7 +211,7 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v view, changes map[r
 // pods still hold, so that an object recreated under the same name rolls
 // it when, and only when, its data differs; and those the cache has not
 // caught up with.
-func (r *Reconciler) kept(rec record, current map[refs.Ref]trackedObj, changes map[refs.Ref]change) map[refs.Ref]string {
+func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[refs.Ref]change) map[refs.Ref]string {
 	if rec.keyID != r.Keyed.KeyID() || isFolded(rec.objects) {
 		return nil
 	}
@@ -236,11 +230,11 @@ func (r *Reconciler) kept(rec record, current map[refs.Ref]trackedObj, changes m
 
 // next is the record to write: the tracked objects now, under the current
 // key, and the kept entries of deleted ones.
-func (r *Reconciler) next(current map[refs.Ref]trackedObj, kept map[refs.Ref]string) record {
+func (r *Reconciler) next(current map[refs.Ref]tracked, kept map[refs.Ref]string) record {
 	next := record{keyID: r.Keyed.KeyID(), at: r.now().Unix(), objects: make(map[refs.Ref]string, len(current)+len(kept))}
 	maps.Copy(next.objects, kept)
 	for ref, t := range current {
-		next.objects[ref] = r.Keyed.Short(t.sum)
+		next.objects[ref] = r.Keyed.Short(t.version.sum)
 	}
 	if recordSize(next.objects) > recordBudget {
 		next.objects = fold(next.objects)
@@ -270,27 +264,24 @@ func (r *Reconciler) causes(changes map[refs.Ref]change) ([]refs.Ref, string) {
 }
 
 // workloadDigest is the digest of all the config the workload tracks now.
-func workloadDigest(keyed digest.Keyed, current map[refs.Ref]trackedObj) string {
+func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 	entries := make([]digest.Entry, 0, len(current))
 	for ref, t := range current {
-		entries = append(entries, digest.Entry{Kind: string(ref.Kind), Name: ref.Name, Sum: t.sum})
+		entries = append(entries, digest.Entry{Ref: ref, Sum: t.version.sum})
 	}
-	slices.SortFunc(entries, func(a, b digest.Entry) int {
-		return refs.Compare(refs.Ref{Kind: refs.Kind(a.Kind), Name: a.Name}, refs.Ref{Kind: refs.Kind(b.Kind), Name: b.Name})
-	})
 	return keyed.Workload(entries)
 }
 
-func (r *Reconciler) roll(ctx context.Context, v view, next record, names string) (outcome, error) {
+func (r *Reconciler) roll(ctx context.Context, v state, next record, names string) (outcome, error) {
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	if err := r.patch(ctx, v.obj, next, st.encode()); err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-			reloadsTotal.WithLabelValues(r.Kind.Name, "error").Inc()
+			reloadsTotal.WithLabelValues(r.Type.Kind, "error").Inc()
 			r.event(v.obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
 		}
 		return outcome{}, err
 	}
-	reloadsTotal.WithLabelValues(r.Kind.Name, "success").Inc()
+	reloadsTotal.WithLabelValues(r.Type.Kind, "success").Inc()
 	r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	logf.FromContext(ctx).Info("Rolled workload", "changed", names, "digest", st.digest)
 	return outcome{rolled: true}, nil
@@ -325,13 +316,13 @@ func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, t
 	if templateStamp != "" {
 		tmpl = map[string]string{annotations.ConfigDigest: templateStamp}
 	}
-	body, err := json.Marshal(r.Kind.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: rec.encode()}, tmpl))
+	body, err := json.Marshal(r.Type.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: rec.encode()}, tmpl))
 	if err != nil {
 		return fmt.Errorf("encoding patch: %w", err)
 	}
-	target := r.Kind.Metadata(obj.GetNamespace(), obj.GetName())
+	target := r.Type.Metadata(obj.GetNamespace(), obj.GetName())
 	if err := r.Patch(ctx, target, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("patching %s %s/%s: %w", r.Kind.Name, obj.GetNamespace(), obj.GetName(), err)
+		return fmt.Errorf("patching %s %s/%s: %w", r.Type.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
@@ -79,26 +80,21 @@ const (
 	newlyTracked
 )
 
-// observed is what ripple sees of one tracked object now.
-type observed struct {
-	short     string
-	createdAt int64
-}
-
 // clockSlack is how far apart, in whole seconds, two times may be and
 // still count as the same moment: the API server stamps objects in whole
 // seconds, and ripple's estimate of its clock may be half a second off.
 const clockSlack = 1
 
-// diff compares the record with the tracked objects now. missing tells why
-// a recorded object is not tracked now (see Reconciler.missing); an object
-// it has no answer for is left as recorded.
-func diff(rec record, now map[refs.Ref]observed, missing map[refs.Ref]change) map[refs.Ref]change {
+// diff compares the record with the tracked objects now, whose digests
+// short turns into the record's form. missing tells why a recorded object
+// is not tracked now (see Reconciler.missing); an object it has no answer
+// for is left as recorded.
+func diff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string, missing map[refs.Ref]change) map[refs.Ref]change {
 	out := map[refs.Ref]change{}
-	for ref, short := range rec.objects {
+	for ref, recorded := range rec.objects {
 		cur, ok := now[ref]
 		switch {
-		case ok && cur.short != short:
+		case ok && short(cur.version.sum) != recorded:
 			out[ref] = changedData
 		case !ok && missing[ref] != 0:
 			out[ref] = missing[ref]

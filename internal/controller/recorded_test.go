@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"bytes"
 	"maps"
 	"strings"
 	"testing"
 
+	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
@@ -98,16 +100,16 @@ func TestDiff(t *testing.T) {
 		secretRef("deleted"): "d1",
 		cmRef("untracked"):   "u1",
 	}}
-	now := map[refs.Ref]observed{
-		cmRef("same"):                {short: "s1", createdAt: 10},
-		cmRef("edited"):              {short: "e2", createdAt: 10},
-		secretRef("new"):             {short: "n1", createdAt: at + 1},
-		secretRef("new-same-second"): {short: "n2", createdAt: at},
-		cmRef("old-newly-tracked"):   {short: "o1", createdAt: at - 2},
+	now := map[refs.Ref]tracked{
+		cmRef("same"):                obs("s1", 10),
+		cmRef("edited"):              obs("e2", 10),
+		secretRef("new"):             obs("n1", at+1),
+		secretRef("new-same-second"): obs("n2", at),
+		cmRef("old-newly-tracked"):   obs("o1", at-2),
 	}
 	missing := map[refs.Ref]change{secretRef("deleted"): deleted, cmRef("untracked"): untracked}
 
-	got := diff(rec, now, missing)
+	got := diff(rec, now, testShort, missing)
 	want := map[refs.Ref]change{
 		cmRef("edited"):              changedData,
 		secretRef("deleted"):         deleted,
@@ -129,15 +131,15 @@ func TestDiff_Cases(t *testing.T) {
 	cases := []struct {
 		name    string
 		rec     record
-		now     map[refs.Ref]observed
+		now     map[refs.Ref]tracked
 		missing map[refs.Ref]change
 		want    map[refs.Ref]change
 	}{
 		{"nothing recorded, nothing tracked", rec(nil), nil, nil, map[refs.Ref]change{}},
 		{"no change", rec(map[refs.Ref]string{cmRef("a"): "1", secretRef("a"): "2"}),
-			map[refs.Ref]observed{cmRef("a"): {short: "1"}, secretRef("a"): {short: "2", createdAt: 500}}, nil, map[refs.Ref]change{}},
+			map[refs.Ref]tracked{cmRef("a"): obs("1", 0), secretRef("a"): obs("2", 500)}, nil, map[refs.Ref]change{}},
 		{"data changed", rec(map[refs.Ref]string{cmRef("a"): "1"}),
-			map[refs.Ref]observed{cmRef("a"): {short: "2"}}, nil, map[refs.Ref]change{cmRef("a"): changedData}},
+			map[refs.Ref]tracked{cmRef("a"): obs("2", 0)}, nil, map[refs.Ref]change{cmRef("a"): changedData}},
 		{"gone from the API server and still used is deleted", rec(map[refs.Ref]string{cmRef("a"): "1"}),
 			nil, gone, map[refs.Ref]change{cmRef("a"): deleted}},
 		{"no longer used, or out of view, is untracked", rec(map[refs.Ref]string{cmRef("a"): "1"}),
@@ -145,22 +147,31 @@ func TestDiff_Cases(t *testing.T) {
 		{"not yet in the cache after a recreate is no change", rec(map[refs.Ref]string{cmRef("a"): "1"}),
 			nil, lagging, map[refs.Ref]change{}},
 		{"same name, other kind is a different object", rec(map[refs.Ref]string{cmRef("a"): "1"}),
-			map[refs.Ref]observed{secretRef("a"): {short: "1", createdAt: 100}}, gone,
+			map[refs.Ref]tracked{secretRef("a"): obs("1", 100)}, gone,
 			map[refs.Ref]change{cmRef("a"): deleted, secretRef("a"): created}},
 		{"created after the record", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 101}}, nil, map[refs.Ref]change{cmRef("a"): created}},
+			map[refs.Ref]tracked{cmRef("a"): obs("1", 101)}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"created in the second of the record", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 100}}, nil, map[refs.Ref]change{cmRef("a"): created}},
+			map[refs.Ref]tracked{cmRef("a"): obs("1", 100)}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"created in the second before the record, when the cache may not have had it", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 99}}, nil, map[refs.Ref]change{cmRef("a"): created}},
+			map[refs.Ref]tracked{cmRef("a"): obs("1", 99)}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"older object newly tracked", rec(nil),
-			map[refs.Ref]observed{cmRef("a"): {short: "1", createdAt: 98}}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+			map[refs.Ref]tracked{cmRef("a"): obs("1", 98)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := diff(c.rec, c.now, c.missing); !maps.Equal(got, c.want) {
+			if got := diff(c.rec, c.now, testShort, c.missing); !maps.Equal(got, c.want) {
 				t.Errorf("diff = %v, want %v", got, c.want)
 			}
 		})
 	}
 }
+
+// obs is a tracked object whose digest testShort reads back as short.
+func obs(short string, createdAt int64) tracked {
+	var sum digest.Sum
+	copy(sum[:], short)
+	return tracked{createdAt: createdAt, version: versionSum{sum: sum}}
+}
+
+func testShort(sum digest.Sum) string { return string(bytes.TrimRight(sum[:], "\x00")) }

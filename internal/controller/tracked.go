@@ -3,8 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,93 +15,109 @@ import (
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
-// tracked returns the ConfigMaps and Secrets in the namespace that the policy
-// says trigger the workload, read from the cache, and the ones the pod spec
-// references.
-func (r *Reconciler) tracked(ctx context.Context, ns string, spec *corev1.PodSpec, pol *annotations.Policy) (out map[refs.Ref]trackedObj, referenced map[refs.Ref]bool, err error) {
-	referenced = map[refs.Ref]bool{}
-	for _, ref := range refs.FromPodSpec(spec) {
-		referenced[ref] = true
+// track returns the ConfigMaps and Secrets in the namespace that the
+// workload's policy tracks, read from the cache, with their digests, and
+// the mistakes found in their ignore and match annotations.
+func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Ref]tracked, []annotations.Problem, error) {
+	named, matched, err := r.candidates(ctx, ns, v)
+	if err != nil {
+		return nil, nil, err
 	}
-	candidates := map[refs.Ref]bool{}
-	for ref := range referenced {
-		candidates[ref] = true
+	var problems []annotations.Problem
+	tracks := func(meta client.Object, ref refs.Ref) bool {
+		referenced := v.referenced[ref]
+		problems = append(problems, v.policy.ObjectProblems(ref.Kind, ref.Name, meta.GetAnnotations(), referenced)...)
+		ok, _ := v.policy.Tracks(ref.Kind, ref.Name, meta.GetAnnotations(), referenced)
+		return ok
 	}
-	for _, kind := range refs.Kinds {
-		for _, name := range pol.For(kind).Reload.Literals() {
-			candidates[refs.Ref{Kind: kind, Name: name}] = true
+	var found []candidate
+	for ref, meta := range named {
+		if tracks(meta, ref) {
+			found = append(found, candidate{ref, meta})
 		}
 	}
-	out = map[refs.Ref]trackedObj{}
-	for ref := range candidates {
-		if err := r.consider(ctx, ns, ref, referenced[ref], pol, out); err != nil {
+	for kind, objs := range matched {
+		objs = slices.DeleteFunc(objs, func(m client.Object) bool { return !tracks(m, refs.Ref{Kind: kind, Name: m.GetName()}) })
+		if err := r.digests.prefetch(ctx, kind, ns, objs); err != nil {
 			return nil, nil, err
 		}
+		for _, meta := range objs {
+			found = append(found, candidate{refs.Ref{Kind: kind, Name: meta.GetName()}, meta})
+		}
 	}
-	for _, kind := range refs.Kinds {
-		if err := r.matchPatterns(ctx, ns, kind, referenced, pol, out); err != nil {
+	current := make(map[refs.Ref]tracked, len(found))
+	for _, c := range found {
+		vs, exists, err := r.digests.of(ctx, c.ref.Kind, c.meta)
+		if err != nil {
 			return nil, nil, err
 		}
-	}
-	return out, referenced, nil
-}
-
-// consider adds the object to out if it exists and the policy tracks it.
-func (r *Reconciler) consider(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) error {
-	if kindIgnored(r.Opts, ref.Kind) {
-		return nil
-	}
-	obj := configObject(ref.Kind)
-	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	return r.add(ctx, ref, obj, referenced, pol, out)
-}
-
-// add records a cached object in out when the policy tracks it, and adds
-// the object's invalid ignore or match annotations to the policy's problems.
-func (r *Reconciler) add(ctx context.Context, ref refs.Ref, obj client.Object, referenced bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) error {
-	pol.Problems = append(pol.Problems, pol.ObjectProblems(ref.Kind, ref.Name, obj.GetAnnotations(), referenced)...)
-	if ok, _ := pol.Tracks(ref.Kind, ref.Name, obj.GetAnnotations(), referenced); !ok {
-		return nil
-	}
-	vs, found, err := r.digests.of(ctx, ref.Kind, obj)
-	if err != nil || !found {
-		return err
-	}
-	out[ref] = trackedObj{sum: vs.sum, createdAt: obj.GetCreationTimestamp().Unix(), meta: obj, version: vs}
-	return nil
-}
-
-// matchPatterns matches the reload list's regular expressions against every
-// cached object of the kind in the namespace; literal names were looked up
-// directly.
-func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kind, referenced map[refs.Ref]bool, pol *annotations.Policy, out map[refs.Ref]trackedObj) error {
-	if kindIgnored(r.Opts, kind) || !pol.For(kind).Reload.HasPatterns() {
-		return nil
-	}
-	list := configList(kind)
-	if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("listing cached %ss: %w", kind, err)
-	}
-	var matched []client.Object
-	for i := range list.Items {
-		obj := &list.Items[i]
-		ref := refs.Ref{Kind: kind, Name: obj.GetName()}
-		if _, done := out[ref]; !done && pol.For(kind).Reload.Match(ref.Name) {
-			matched = append(matched, obj)
+		if exists {
+			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(), version: vs}
 		}
 	}
-	if err := r.digests.prefetch(ctx, kind, ns, matched); err != nil {
-		return err
-	}
-	for _, obj := range matched {
-		ref := refs.Ref{Kind: kind, Name: obj.GetName()}
-		if err := r.add(ctx, ref, obj, referenced[ref], pol, out); err != nil {
-			return err
+	return current, problems, nil
+}
+
+type candidate struct {
+	ref  refs.Ref
+	meta client.Object
+}
+
+// candidates returns the cached metadata of every existing object the
+// policy may track: named, those the pod spec references and those the
+// reload lists name, each read directly; matched, for a reload list with
+// regular expressions, the other objects of the kind in the namespace that
+// match, whose digests are worth a bulk read when there are many.
+func (r *Reconciler) candidates(ctx context.Context, ns string, v *view) (named map[refs.Ref]client.Object, matched map[refs.Kind][]client.Object, err error) {
+	names := maps.Clone(v.referenced)
+	for _, kind := range refs.Kinds {
+		for _, name := range v.policy.For(kind).Reload.Literals() {
+			names[refs.Ref{Kind: kind, Name: name}] = true
 		}
 	}
-	return nil
+	named = map[refs.Ref]client.Object{}
+	for ref := range names {
+		if kindIgnored(r.Opts, ref.Kind) {
+			continue
+		}
+		obj := configObject(ref.Kind)
+		err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, obj)
+		switch {
+		case err == nil:
+			named[ref] = obj
+		case !apierrors.IsNotFound(err):
+			return nil, nil, fmt.Errorf("reading cached %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+		}
+	}
+	matched = map[refs.Kind][]client.Object{}
+	for _, kind := range refs.Kinds {
+		objs, err := r.matchPatterns(ctx, ns, kind, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		matched[kind] = slices.DeleteFunc(objs, func(o client.Object) bool { return named[refs.Ref{Kind: kind, Name: o.GetName()}] != nil })
+	}
+	return named, matched, nil
+}
+
+// matchPatterns returns the cached objects of the kind in the namespace
+// that the reload list's regular expressions match.
+func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kind, v *view) ([]client.Object, error) {
+	list := v.policy.For(kind).Reload
+	if kindIgnored(r.Opts, kind) || !list.HasPatterns() {
+		return nil, nil
+	}
+	cached := configList(kind)
+	if err := r.List(ctx, cached, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing cached %ss: %w", kind, err)
+	}
+	var out []client.Object
+	for i := range cached.Items {
+		if list.Match(cached.Items[i].GetName()) {
+			out = append(out, &cached.Items[i])
+		}
+	}
+	return out, nil
 }
 
 // missing tells why a recorded object is not tracked now: deleted (gone

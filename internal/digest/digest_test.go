@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 type object struct {
@@ -163,7 +165,7 @@ func TestConfigMapAndSecretHelpers(t *testing.T) {
 func TestKeyed(t *testing.T) {
 	sumA := Object("ConfigMap", "a", map[string]string{"k": "1"}, nil)
 	sumB := Object("ConfigMap", "a", map[string]string{"k": "2"}, nil)
-	entries := []Entry{{"ConfigMap", "a", sumA}, {"Secret", "b", sumB}}
+	entries := []Entry{{refs.Ref{Kind: "ConfigMap", Name: "a"}, sumA}, {refs.Ref{Kind: "Secret", Name: "b"}, sumB}}
 
 	k1, k1again, k2, empty := NewKeyed([]byte("key-1")), NewKeyed([]byte("key-1")), NewKeyed([]byte("key-2")), NewKeyed(nil)
 
@@ -185,6 +187,9 @@ func TestKeyed(t *testing.T) {
 		t.Errorf("different sums gave the same Short digest")
 	}
 
+	if k1.Workload([]Entry{entries[1], entries[0]}) != k1.Workload(entries) {
+		t.Errorf("the order of the entries changed the Workload digest")
+	}
 	if got := len(k1.Workload(entries)); got != 64 {
 		t.Errorf("Workload digest has %d hex characters, want 64", got)
 	}
@@ -203,10 +208,10 @@ func TestKeyed(t *testing.T) {
 		"both":            entries,
 		"none":            nil,
 		"first only":      entries[:1],
-		"changed sum":     {{"ConfigMap", "a", sumB}, {"Secret", "b", sumB}},
-		"renamed":         {{"ConfigMap", "a2", sumA}, {"Secret", "b", sumB}},
-		"kind changed":    {{"Secret", "a", sumA}, {"Secret", "b", sumB}},
-		"name/kind shift": {{"ConfigMa", "pa", sumA}, {"Secret", "b", sumB}},
+		"changed sum":     {{refs.Ref{Kind: "ConfigMap", Name: "a"}, sumB}, {refs.Ref{Kind: "Secret", Name: "b"}, sumB}},
+		"renamed":         {{refs.Ref{Kind: "ConfigMap", Name: "a2"}, sumA}, {refs.Ref{Kind: "Secret", Name: "b"}, sumB}},
+		"kind changed":    {{refs.Ref{Kind: "Secret", Name: "a"}, sumA}, {refs.Ref{Kind: "Secret", Name: "b"}, sumB}},
+		"name/kind shift": {{refs.Ref{Kind: "ConfigMa", Name: "pa"}, sumA}, {refs.Ref{Kind: "Secret", Name: "b"}, sumB}},
 	} {
 		d := k1.Workload(e)
 		if prev, dup := workloads[d]; dup {
@@ -280,7 +285,7 @@ func TestKeyed_LookupFindsTheKeyThatMadeARecord(t *testing.T) {
 
 func TestKeyed_PreviousKeysDoNotChangeWhatIsWritten(t *testing.T) {
 	sum := Object("ConfigMap", "a", map[string]string{"k": "1"}, nil)
-	entries := []Entry{{"ConfigMap", "a", sum}}
+	entries := []Entry{{refs.Ref{Kind: "ConfigMap", Name: "a"}, sum}}
 	plain := NewKeyed([]byte("current-key"))
 	cases := []struct {
 		name  string

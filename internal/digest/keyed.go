@@ -5,13 +5,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
+
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 // Entry is one tracked object and the sum of its data.
 type Entry struct {
-	Kind string
-	Name string
-	Sum  Sum
+	refs.Ref
+	Sum Sum
 }
 
 // Keyed computes the digests that ripple writes to the API server with its
@@ -45,13 +47,14 @@ func (k Keyed) Lookup(keyID string) (Keyed, bool) {
 }
 
 // Workload returns the digest written on a pod template: an HMAC over the
-// encoded entries, which must be sorted by kind and name.
+// encoded entries, in the order of refs.Compare whatever their order here.
 func (k Keyed) Workload(entries []Entry) string {
+	sorted := slices.SortedFunc(slices.Values(entries), func(a, b Entry) int { return refs.Compare(a.Ref, b.Ref) })
 	m := hmac.New(sha256.New, k.key)
 	e := encoder{w: m}
-	e.uint(uint64(len(entries)))
-	for _, en := range entries {
-		e.string(en.Kind)
+	e.uint(uint64(len(sorted)))
+	for _, en := range sorted {
+		e.string(string(en.Kind))
 		e.string(en.Name)
 		e.bytes(en.Sum[:])
 	}

@@ -278,9 +278,9 @@ var logLevels = map[string]int{"trace": 10, "debug": 1, "info": 0, "warning": -1
 // for more detail, negative for warnings and errors only.
 func (o *Options) Verbosity() int { return logLevels[strings.ToLower(o.LogLevel)] }
 
-// Workloads returns the workload kinds that are not ignored.
-func (o *Options) Workloads() []workload.Kind {
-	var out []workload.Kind
+// Workloads returns the workload types that are not ignored.
+func (o *Options) Workloads() []workload.Type {
+	var out []workload.Type
 	for _, k := range workload.All {
 		if !o.IgnoredWorkloads[k.Plural] {
 			out = append(out, k)

@@ -322,7 +322,7 @@ func TestWorkloadsDropsIgnoredKinds(t *testing.T) {
 			o := mustParse(t, "--ignored-workload-types", c.ignored)
 			var got []string
 			for _, k := range o.Workloads() {
-				got = append(got, k.Name)
+				got = append(got, k.Kind)
 			}
 			slices.Sort(got)
 			if !slices.Equal(got, c.want) {

@@ -6,6 +6,6 @@ import (
 )
 
 func init() {
-	register(newKind[appsv1.DaemonSet, appsv1.DaemonSetList]("DaemonSet", "daemonsets",
+	register(newType[appsv1.DaemonSet, appsv1.DaemonSetList](appsv1.SchemeGroupVersion, "DaemonSet", "daemonsets",
 		func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }))
 }

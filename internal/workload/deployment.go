@@ -6,6 +6,6 @@ import (
 )
 
 func init() {
-	register(newKind[appsv1.Deployment, appsv1.DeploymentList]("Deployment", "deployments",
+	register(newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
 		func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }))
 }

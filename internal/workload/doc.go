@@ -1,4 +1,5 @@
-// Package workload puts the kinds ripple rolls (Deployment, StatefulSet,
-// DaemonSet) behind one small description, so that the controller handles
-// them alike. Adding a kind means one new file that appends to All.
+// Package workload puts the types of workload ripple rolls (Deployment,
+// StatefulSet, DaemonSet) behind one small description, Type, so that the
+// controller handles them alike. Adding a type means one new file that
+// registers it, and its tests.
 package workload

@@ -6,6 +6,6 @@ import (
 )
 
 func init() {
-	register(newKind[appsv1.StatefulSet, appsv1.StatefulSetList]("StatefulSet", "statefulsets",
+	register(newType[appsv1.StatefulSet, appsv1.StatefulSetList](appsv1.SchemeGroupVersion, "StatefulSet", "statefulsets",
 		func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }))
 }

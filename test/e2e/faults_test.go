@@ -19,6 +19,7 @@ import (
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 // fleet is a namespace of Deployments with no replicas, dep-i tracking
@@ -135,7 +136,7 @@ func (f *fleet) expectConverged(ctx context.Context, edits map[int]int) {
 			g.Expect(err).NotTo(HaveOccurred())
 			want := ""
 			if edits[i] > 0 {
-				want = keyed.Workload([]digest.Entry{{Kind: "ConfigMap", Name: cm.Name, Sum: digest.ConfigMap(cm)}})
+				want = keyed.Workload([]digest.Entry{{Ref: refs.Ref{Kind: refs.ConfigMap, Name: cm.Name}, Sum: digest.ConfigMap(cm)}})
 			}
 			d, err := clientset.AppsV1().Deployments(f.ns).Get(ctx, fmt.Sprintf("dep-%d", i), metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())

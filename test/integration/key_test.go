@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 var _ = Describe("The digest key", func() {
@@ -36,7 +37,7 @@ var _ = Describe("The digest key", func() {
 		after := expectRolledOnce(dep, before)
 
 		guess := digest.ConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"password": "hunter3"}})
-		entries := []digest.Entry{{Kind: "ConfigMap", Name: "cfg", Sum: guess}}
+		entries := []digest.Entry{{Ref: refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}, Sum: guess}}
 		Expect(after.Digest).NotTo(HaveSuffix(digest.NewKeyed(nil).Workload(entries)), "an unkeyed guess does not match")
 		Expect(after.Digest).To(HaveSuffix(":" + digest.NewKeyed([]byte(strings.Repeat("k", 32))).Workload(entries)))
 		Expect(after.Recorded).NotTo(ContainSubstring(guess.String()))

@@ -19,24 +19,24 @@ func TestAll_HasTheThreeWorkloadKinds(t *testing.T) {
 		t.Fatalf("All has %d kinds, want %d", len(All), len(want))
 	}
 	for _, k := range All {
-		if want[k.Name] != k.Plural {
-			t.Errorf("kind %s has plural %q, want %q", k.Name, k.Plural, want[k.Name])
+		if want[k.Kind] != k.Plural {
+			t.Errorf("kind %s has plural %q, want %q", k.Kind, k.Plural, want[k.Kind])
 		}
 		if k.New == nil || k.NewList == nil || k.Template == nil {
-			t.Errorf("kind %s lacks a constructor or accessor", k.Name)
+			t.Errorf("kind %s lacks a constructor or accessor", k.Kind)
 			continue
 		}
 		if !slices.Equal(k.TemplatePath, []string{"spec", "template"}) {
-			t.Errorf("kind %s TemplatePath = %v", k.Name, k.TemplatePath)
+			t.Errorf("kind %s TemplatePath = %v", k.Kind, k.TemplatePath)
 		}
-		if got := reflect.TypeOf(k.New()).Elem().Name(); got != k.Name {
-			t.Errorf("kind %s New() returns a %s", k.Name, got)
+		if got := reflect.TypeOf(k.New()).Elem().Name(); got != k.Kind {
+			t.Errorf("kind %s New() returns a %s", k.Kind, got)
 		}
-		if got := reflect.TypeOf(k.NewList()).Elem().Name(); got != k.Name+"List" {
-			t.Errorf("kind %s NewList() returns a %s", k.Name, got)
+		if got := reflect.TypeOf(k.NewList()).Elem().Name(); got != k.Kind+"List" {
+			t.Errorf("kind %s NewList() returns a %s", k.Kind, got)
 		}
 		if k.New() == k.New() {
-			t.Errorf("kind %s New() returns a shared object", k.Name)
+			t.Errorf("kind %s New() returns a shared object", k.Kind)
 		}
 	}
 }
@@ -57,8 +57,8 @@ func TestByPlural_IsCaseInsensitive(t *testing.T) {
 	}
 	for _, c := range cases {
 		k, ok := ByPlural(c.in)
-		if ok != (c.want != "") || k.Name != c.want {
-			t.Errorf("ByPlural(%q) = %q, %v; want %q", c.in, k.Name, ok, c.want)
+		if ok != (c.want != "") || k.Kind != c.want {
+			t.Errorf("ByPlural(%q) = %q, %v; want %q", c.in, k.Kind, ok, c.want)
 		}
 	}
 }
@@ -71,8 +71,8 @@ func TestTemplate_ReturnsTheObjectsOwnTemplate(t *testing.T) {
 		"DaemonSet":   &appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
 	}
 	for _, k := range All {
-		t.Run(k.Name, func(t *testing.T) {
-			obj := objects[k.Name]
+		t.Run(k.Kind, func(t *testing.T) {
+			obj := objects[k.Kind]
 			tmpl := k.Template(obj)
 			if tmpl == nil || tmpl.Annotations["a"] != "b" {
 				t.Fatalf("Template = %v", tmpl)
@@ -83,10 +83,10 @@ func TestTemplate_ReturnsTheObjectsOwnTemplate(t *testing.T) {
 				t.Errorf("Template returned a copy")
 			}
 			if k.Template(k.New()) == nil {
-				t.Errorf("Template of an empty %s is nil", k.Name)
+				t.Errorf("Template of an empty %s is nil", k.Kind)
 			}
 			for name, other := range objects {
-				if name != k.Name && k.Template(other) != nil {
+				if name != k.Kind && k.Template(other) != nil {
 					t.Errorf("Template of a %s returned a template", name)
 				}
 			}
@@ -97,7 +97,7 @@ func TestTemplate_ReturnsTheObjectsOwnTemplate(t *testing.T) {
 	}
 }
 
-func patchJSON(t *testing.T, k Kind, rv string, meta, tmpl map[string]string) string {
+func patchJSON(t *testing.T, k Type, rv string, meta, tmpl map[string]string) string {
 	t.Helper()
 	b, err := json.Marshal(k.TemplatePatch(rv, meta, tmpl))
 	if err != nil {
@@ -138,11 +138,11 @@ func TestTemplatePatch_Shape(t *testing.T) {
 
 func TestTemplatePatch_AppliesToEveryKind(t *testing.T) {
 	for _, k := range All {
-		t.Run(k.Name, func(t *testing.T) {
+		t.Run(k.Kind, func(t *testing.T) {
 			body := patchJSON(t, k, "3", map[string]string{"m": "1"}, map[string]string{"t": "2"})
 			obj := k.New()
 			if err := json.Unmarshal([]byte(body), obj); err != nil {
-				t.Fatalf("the patch does not fit a %s: %v", k.Name, err)
+				t.Fatalf("the patch does not fit a %s: %v", k.Kind, err)
 			}
 			if obj.GetResourceVersion() != "3" || obj.GetAnnotations()["m"] != "1" {
 				t.Errorf("metadata not set by %s", body)
@@ -155,7 +155,7 @@ func TestTemplatePatch_AppliesToEveryKind(t *testing.T) {
 }
 
 func TestTemplatePatch_PathFollowsTemplatePath(t *testing.T) {
-	k := Kind{TemplatePath: []string{"spec", "jobTemplate", "spec", "template"}}
+	k := Type{TemplatePath: []string{"spec", "jobTemplate", "spec", "template"}}
 	got := patchJSON(t, k, "1", nil, map[string]string{"t": "2"})
 	want := `{"metadata":{"resourceVersion":"1"},"spec":{"jobTemplate":{"spec":{"template":{"metadata":{"annotations":{"t":"2"}}}}}}}`
 	if got != want {

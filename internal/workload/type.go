@@ -3,16 +3,19 @@ package workload
 import (
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Kind describes one workload kind.
-type Kind struct {
-	// Name is the API kind, e.g. "Deployment".
-	Name string
+// Type is one type of workload ripple rolls: how to read its pod template
+// and how to write to it. The word matches --ignored-workload-types.
+type Type struct {
+	// Kind is the API kind, e.g. "Deployment".
+	Kind string
+	// GroupVersion is the API group and version the type is served at.
+	GroupVersion schema.GroupVersion
 	// Plural is the lower-case plural used by --ignored-workload-types.
 	Plural string
 	// New returns an empty object of the kind.
@@ -26,26 +29,26 @@ type Kind struct {
 	TemplatePath []string
 }
 
-// All lists every kind ripple can roll, in a fixed order.
-var All []Kind
+// All lists every type ripple can roll, in a fixed order.
+var All []Type
 
-func register(k Kind) { All = append(All, k) }
+func register(t Type) { All = append(All, t) }
 
-// ByPlural finds a kind by its plural, case-insensitively.
-func ByPlural(plural string) (Kind, bool) {
-	for _, k := range All {
-		if strings.EqualFold(k.Plural, plural) {
-			return k, true
+// ByPlural finds a type by its plural, case-insensitively.
+func ByPlural(plural string) (Type, bool) {
+	for _, t := range All {
+		if strings.EqualFold(t.Plural, plural) {
+			return t, true
 		}
 	}
-	return Kind{}, false
+	return Type{}, false
 }
 
 // Metadata returns the named object in its metadata-only form: a patch
 // sent through it gets the object's metadata back, not the whole object.
-func (k Kind) Metadata(namespace, name string) *metav1.PartialObjectMetadata {
+func (t Type) Metadata(namespace, name string) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(k.Name))
+	m.SetGroupVersionKind(t.GroupVersion.WithKind(t.Kind))
 	m.SetNamespace(namespace)
 	m.SetName(name)
 	return m
@@ -55,7 +58,7 @@ func (k Kind) Metadata(namespace, name string) *metav1.PartialObjectMetadata {
 // the pod template and metadataAnnotations on the object's metadata.
 // resourceVersion makes the patch fail on a conflict rather than act on a
 // stale view.
-func (k Kind) TemplatePatch(resourceVersion string, metadataAnnotations, templateAnnotations map[string]string) map[string]any {
+func (t Type) TemplatePatch(resourceVersion string, metadataAnnotations, templateAnnotations map[string]string) map[string]any {
 	root := map[string]any{}
 	meta := map[string]any{"resourceVersion": resourceVersion}
 	if len(metadataAnnotations) > 0 {
@@ -64,7 +67,7 @@ func (k Kind) TemplatePatch(resourceVersion string, metadataAnnotations, templat
 	root["metadata"] = meta
 	if len(templateAnnotations) > 0 {
 		node := root
-		for _, p := range k.TemplatePath {
+		for _, p := range t.TemplatePath {
 			next := map[string]any{}
 			node[p] = next
 			node = next
@@ -74,20 +77,21 @@ func (k Kind) TemplatePatch(resourceVersion string, metadataAnnotations, templat
 	return root
 }
 
-// newKind builds a Kind from the object and list types and the accessor of
-// the pod template, so that each kind's file states only what differs.
-func newKind[T any, L any, PT interface {
+// newType builds a Type from the object and list types and the accessor of
+// the pod template, so that each type's file states only what differs.
+func newType[T any, L any, PT interface {
 	*T
 	client.Object
 }, PL interface {
 	*L
 	client.ObjectList
-}](name, plural string, template func(PT) *corev1.PodTemplateSpec) Kind {
-	return Kind{
-		Name:    name,
-		Plural:  plural,
-		New:     func() client.Object { return PT(new(T)) },
-		NewList: func() client.ObjectList { return PL(new(L)) },
+}](gv schema.GroupVersion, kind, plural string, template func(PT) *corev1.PodTemplateSpec) Type {
+	return Type{
+		Kind:         kind,
+		GroupVersion: gv,
+		Plural:       plural,
+		New:          func() client.Object { return PT(new(T)) },
+		NewList:      func() client.ObjectList { return PL(new(L)) },
 		Template: func(o client.Object) *corev1.PodTemplateSpec {
 			if t, ok := o.(PT); ok {
 				return template(t)

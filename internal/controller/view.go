@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"k8s.io/utils/lru"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/refs"
+	"github.com/ripple-controller/ripple/internal/workload"
+)
+
+// view is what ripple needs of one version of a workload: its policy, what
+// its pod spec references, its record, and the refIndex values that follow.
+// views.of computes it once per version, and the index, the predicates and
+// Reconcile read the same one. It is shared, so nothing may change it.
+type view struct {
+	version string
+	// policy holds the workload's own mistakes in Problems; those of the
+	// ConfigMaps and Secrets it uses are found by Reconcile.
+	policy     annotations.Policy
+	referenced map[refs.Ref]bool
+	// record is the decoded Recorded annotation, when hasRecord and
+	// recordErr is nil.
+	record    record
+	hasRecord bool
+	recordErr error
+	indexKeys []string
+}
+
+// interesting reports whether a workload's events are worth a reconcile: it
+// opted in, was recorded, or carries a mistake to report. Most workloads in
+// a cluster are none of these.
+func (v *view) interesting() bool {
+	return v.hasRecord || v.policy.OptedIn() || len(v.policy.Problems) > 0
+}
+
+// ownRecord reports whether the workload's record is one ripple could have
+// written; anything else (removed, hand-edited) must be recorded again.
+func (v *view) ownRecord() bool { return v.hasRecord && v.recordErr == nil }
+
+// viewCacheSize bounds the views kept per workload type. The index, the
+// predicates and the reconcile of a workload event read one version within
+// moments, so a few thousand suffice; a workload read after its view was
+// evicted has it computed again.
+const viewCacheSize = 2048
+
+// views computes and keeps the views of one workload type.
+type views struct {
+	typ           workload.Type
+	keys          annotations.Keys
+	autoReloadAll bool
+	cache         *lru.Cache // UID -> *view
+}
+
+func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool) *views {
+	return &views{typ: typ, keys: keys, autoReloadAll: autoReloadAll, cache: lru.New(viewCacheSize)}
+}
+
+// of returns the view of the object at its resourceVersion, or nil when it
+// is not of the views' type.
+func (vs *views) of(obj client.Object) *view {
+	uid, version := obj.GetUID(), obj.GetResourceVersion()
+	if cached, ok := vs.cache.Get(uid); ok {
+		if v := cached.(*view); v.version == version && version != "" {
+			return v
+		}
+	}
+	v := vs.compute(obj)
+	if v != nil && uid != "" {
+		vs.cache.Add(uid, v)
+	}
+	return v
+}
+
+func (vs *views) compute(obj client.Object) *view {
+	tmpl := vs.typ.Template(obj)
+	if tmpl == nil {
+		return nil
+	}
+	v := &view{
+		version:    obj.GetResourceVersion(),
+		policy:     vs.keys.Parse(obj.GetAnnotations(), tmpl.Annotations, vs.autoReloadAll),
+		referenced: map[refs.Ref]bool{},
+	}
+	for _, ref := range refs.FromPodSpec(&tmpl.Spec) {
+		v.referenced[ref] = true
+	}
+	var raw string
+	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]
+	if v.hasRecord {
+		v.record, v.recordErr = decodeRecord(raw)
+	}
+	v.indexKeys = indexKeys(obj.GetNamespace(), v)
+	return v
+}
+
+// indexValues is the refIndex function of the views' type.
+func (vs *views) indexValues(obj client.Object) []string {
+	if v := vs.of(obj); v != nil {
+		return v.indexKeys
+	}
+	return nil
+}
