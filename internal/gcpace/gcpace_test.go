@@ -42,7 +42,7 @@ func TestStartSetsGOGCAfterACollection(t *testing.T) {
 		t.Fatalf("the test's live heap, %d bytes, is not small", live())
 	}
 	Start(ctx)
-	if got := gogcAfterCollections(); got != smallPercent {
+	if got := gogcAfterCollections(t); got != smallPercent {
 		t.Fatalf("GOGC after a collection with a %d-byte live heap = %d, want %d", live(), got, smallPercent)
 	}
 }
@@ -53,17 +53,25 @@ func TestStartLeavesAnExplicitGOGCAlone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	Start(ctx)
-	if got := gogcAfterCollections(); got != 100 {
+	if got := gogcAfterCollections(t); got != 100 {
 		t.Fatalf("GOGC = %d with GOGC=100 in the environment, want 100", got)
 	}
 }
 
-// gogcAfterCollections runs collections until the finalizer goroutine has
-// had its turn, then reads the collector's GOGC.
-func gogcAfterCollections() int {
+// gogcAfterCollections runs collections, each until a finalizer of the
+// test's own has run, so that the finalizer goroutine has had its turns
+// after the pacer's sentinel was collected, then reads the collector's GOGC.
+func gogcAfterCollections(t *testing.T) int {
+	t.Helper()
 	for range 3 {
+		ran := make(chan struct{})
+		runtime.SetFinalizer(&sentinel{}, func(*sentinel) { close(ran) })
 		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no finalizer ran within 10s of a collection")
+		}
 	}
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)

@@ -62,7 +62,8 @@ func (b *Bench) smoke(ctx context.Context) error {
 	if msg := Correctness(edits); msg != "" {
 		return fmt.Errorf("edits: %s", msg)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The editor waited after each edit until ripple was idle and the
+	// Deployments quiet, so the audit log (blocking mode) holds every patch.
 	audit, err := b.cluster.AuditCounts(mark)
 	if err != nil {
 		return err
@@ -75,11 +76,12 @@ func (b *Bench) smoke(ctx context.Context) error {
 	}
 	mark = b.cluster.AuditMark()
 	rolls := e.tracker.Mark()
+	// startRipple returns once ripple has reconciled every Deployment and
+	// is idle, so any write of the restart is in the audit log by then.
 	r, err = b.startRipple(ctx, e, "restart")
 	if err != nil {
 		return err
 	}
-	time.Sleep(500 * time.Millisecond)
 	if audit, err = b.cluster.AuditCounts(mark); err != nil {
 		return err
 	}

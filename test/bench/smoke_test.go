@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// TestSmoke runs the bench harness at W=200 against the built ripple binary
-// and checks correctness only. RIPPLE_BIN names a binary to use; otherwise
+// TestSmoke_EachEditRollsItsUsersOnceAndARestartWritesNothing runs the
+// bench harness at W=200 against the built ripple binary and checks
+// correctness only (see Smoke). RIPPLE_BIN names a binary to use; otherwise
 // the test builds ./cmd/ripple itself.
-func TestSmoke(t *testing.T) {
+func TestSmoke_EachEditRollsItsUsersOnceAndARestartWritesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane and ripple")
 	}

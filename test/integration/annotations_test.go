@@ -166,11 +166,15 @@ var _ = Describe("Reloader's annotations", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "false"}, volumeConfigMap("cfg"))
 		update(dep, func(d *appsv1.Deployment) { d.Spec.Template.Annotations = map[string]string{annotations.Auto: "true"} })
+		control := createDeployment(ns, "control", auto, volumeConfigMap("cfg"))
 		before := withRollouts(dep, stateOf(dep))
 		startRipple()
+		controlBefore := recorded(control)
 
 		setData(cm, "k", "2")
 
+		// The control rolling shows ripple saw the change dep would track.
+		expectRolledOnce(control, controlBefore)
 		expectNoWrite(dep, before)
 	})
 

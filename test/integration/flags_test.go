@@ -200,16 +200,21 @@ var _ = Describe("Reloader's flags", func() {
 		expectNoRollout(dep, before)
 	})
 
-	It("runs with text logs at debug level and a client rate limit", func() {
+	It("reconciles each kind on as many workers as --workers gives, as its metrics show", func() {
 		ns := newNamespace(nil)
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
-		startRipple("--log-format=text", "--log-level=debug", "--kube-api-qps=5", "--kube-api-burst=10", "--workers=1")
+		metricsAddr := freeAddress()
+		startRipple("--workers=1", "--metrics-bind-address="+metricsAddr)
 		before := recorded(dep)
 
 		setData(cm, "k", "2")
 
 		expectRolledOnce(dep, before)
+		Eventually(httpGet("http://"+metricsAddr+"/metrics"), "10s").Should(SatisfyAll(
+			MatchRegexp(`controller_runtime_max_concurrent_reconciles\{controller="deployments"\} 1\n`),
+			MatchRegexp(`controller_runtime_max_concurrent_reconciles\{controller="statefulsets"\} 1\n`),
+		))
 	})
 
 	It("takes a Lease and rolls as leader with --enable-ha", func() {

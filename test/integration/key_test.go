@@ -78,7 +78,7 @@ var _ = Describe("Another writer", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "0"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
 		startRipple()
-		recorded(dep)
+		prev := recorded(dep)
 
 		for i := 1; i <= 10; i++ {
 			value := string(rune('0' + i))
@@ -92,12 +92,13 @@ var _ = Describe("Another writer", func() {
 			}()
 			setData(cm, "k", value)
 			<-done
+			// Both writes are in once ripple has rolled for this change.
 			Eventually(func(g Gomega) {
 				s := stateOf(dep)
-				g.Expect(s.Template.Spec.Containers[0].Env).To(ConsistOf(corev1.EnvVar{Name: "REVISION", Value: value}))
-				g.Expect(s.Recorded).NotTo(BeEmpty())
+				g.Expect(s.Digest).NotTo(Equal(prev.Digest), "ripple rolls for change %d", i)
+				g.Expect(s.Template.Spec.Containers[0].Env).To(ConsistOf(corev1.EnvVar{Name: "REVISION", Value: value}), "the other writer's change is kept")
 			}, "10s").Should(Succeed())
+			prev = stateOf(dep)
 		}
-		Expect(stateOf(dep).Digest).NotTo(BeEmpty())
 	})
 })

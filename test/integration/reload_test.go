@@ -164,12 +164,15 @@ var _ = Describe("Rolling workloads exactly", func() {
 	It("makes one rollout of changes that reach a workload within the debounce window", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "0"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
-		startRipple("--debounce=2s")
+		startRipple("--debounce=3s")
 		before := recorded(dep)
 
+		// The window opens at the first change. The changes are spread over
+		// its first half, so a ripple that did not wait would roll between
+		// them, not once after them.
 		for i := 1; i <= 5; i++ {
 			setData(cm, "k", string(rune('0'+i)))
-			time.Sleep(200 * time.Millisecond)
+			Consistently(before.Rollouts, 250*time.Millisecond).Should(BeZero(), "no rollout within the window, after change %d", i)
 		}
 
 		expectRolledOnce(dep, before)
