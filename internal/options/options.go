@@ -32,7 +32,7 @@ type Options struct {
 	ResourceSelector labels.Selector
 	IgnoreConfigMaps bool
 	IgnoreSecrets    bool
-	// IgnoredWorkloads holds the plurals of the workload kinds never rolled.
+	// IgnoredWorkloads holds the plurals of the workload types never rolled.
 	IgnoredWorkloads map[string]bool
 
 	AutoReloadAll  bool
@@ -105,7 +105,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.namespaceSelector, "namespace-selector", nil, "Only roll workloads in namespaces whose labels match; may be repeated, and every term must match. Comma-separated terms: k=v or k:v, k=* or k:* (label exists), or any Kubernetes label selector term. Only applies when all namespaces are watched.")
 	fs.StringArrayVar(&r.resourceSelector, "resource-label-selector", nil, "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
 	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
-	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload kinds never rolled: deployments, statefulsets, daemonsets (jobs and cronjobs are accepted and never rolled anyway).")
+	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload types never rolled: deployments, statefulsets, daemonsets (jobs and cronjobs are accepted and never rolled anyway).")
 
 	fs.BoolVar(&o.AutoReloadAll, "auto-reload-all", false, "Treat every workload as annotated auto=\"true\", unless it says \"false\".")
 	fs.BoolVar(&o.ReloadOnCreate, "reload-on-create", false, "Roll workloads when an object they track is created.")
