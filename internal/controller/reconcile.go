@@ -190,7 +190,9 @@ func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed dig
 // creationsChanged turns the creations of objects whose data changed since
 // into changes that roll.
 func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
+	out := make(map[refs.Ref]change, len(changes))
 	for ref, c := range changes {
+		out[ref] = c
 		if c != created || r.Opts.ReloadOnCreate {
 			continue
 		}
@@ -200,10 +202,10 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[
 			return nil, err
 		}
 		if changed {
-			changes[ref] = createdThenChanged
+			out[ref] = createdThenChanged
 		}
 	}
-	return changes, nil
+	return out, nil
 }
 
 // kept returns the recorded entries of objects missing now that stay in
