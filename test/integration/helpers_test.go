@@ -89,8 +89,20 @@ func newNamespace(labels map[string]string) string {
 	GinkgoHelper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-", Labels: labels}}
 	Expect(k8s.Create(suiteCtx, ns)).To(Succeed())
-	DeferCleanup(func() { _ = k8s.Delete(context.Background(), ns) })
+	DeferCleanup(func() { emptyAndDelete(ns.Name) })
 	return ns.Name
+}
+
+// emptyAndDelete deletes what specs create in a namespace, then the
+// namespace. The control plane runs no namespace controller, so a deleted
+// namespace stays Terminating with its objects forever, and every later
+// spec's ripple would reconcile them all again.
+func emptyAndDelete(ns string) {
+	ctx := context.Background()
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &corev1.ConfigMap{}, &corev1.Secret{}} {
+		_ = k8s.DeleteAllOf(ctx, obj, client.InNamespace(ns))
+	}
+	_ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 }
 
 func createConfigMap(ns, name string, data map[string]string, ann ...map[string]string) *corev1.ConfigMap {
