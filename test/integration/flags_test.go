@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -204,8 +205,10 @@ var _ = Describe("Reloader's flags", func() {
 		ns := newNamespace(nil)
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
-		startRipple("--log-format=text", "--log-level=debug", "--kube-api-qps=5", "--kube-api-burst=10", "--workers=1")
+		ripple := startRipple("--log-format=text", "--log-level=debug", "--kube-api-qps=5", "--kube-api-burst=10", "--workers=1")
 		before := recorded(dep)
+		Eventually(ripple.logs).Should(gbytes.Say(`(?m)^\S+\tDEBUG\t.*Recording the config of a workload seen for the first time`),
+			"a debug line, as text: time, level and message separated by tabs")
 
 		setData(cm, "k", "2")
 
