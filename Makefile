@@ -55,8 +55,21 @@ lint: ## Run golangci-lint (.golangci.yml)
 
 ##@ Tests
 
+# After the tools, `test` runs two lanes side by side, each phase after the
+# other within its lane: the checks and the race-detector suites, which keep
+# the cores busy, and the suites on full clusters, which mostly wait. The
+# lanes build different things (with and without -race), so a cold run does
+# not compile anything twice. Each lane's output is printed when it ends.
 .PHONY: test
-test: tools verify test-unit test-fuzz test-integration test-e2e ## Build the tools, then run every test (what CI runs)
+test: ## Build the tools, then run every test (what CI runs)
+	@$(MAKE) tools
+	@$(MAKE) -j2 --output-sync=recurse test-lane-code test-lane-clusters
+
+.PHONY: test-lane-code test-lane-clusters
+test-lane-code:
+	@$(MAKE) verify test-unit test-integration test-fuzz
+test-lane-clusters:
+	@$(MAKE) test-e2e test-support
 
 .PHONY: verify
 verify: ## Check formatting, go vet and golangci-lint: what CI requires to be clean
@@ -78,21 +91,33 @@ test-fuzz: ## Run each fuzz target for FUZZTIME (10s)
 test-unit: ## Run the unit tests, with the race detector
 	@$(call phase,unit tests,$(GO) test -race -timeout=20m ./internal/... ./cmd/...)
 
-# Everything under test/ but the e2e suite: the integration suites on
-# etcd and kube-apiserver, and the tests of the test support and charts.
+# test/integration runs in INTEGRATION_PROCS Ginkgo processes, each with its
+# own control plane (a cluster-wide ripple in one would act on another's
+# namespaces). The specs mostly wait, so more processes than cores pay off.
+INTEGRATION_PROCS ?= 8
+
 .PHONY: test-integration
-test-integration: ## Run the integration tests (needs `make tools`), with the race detector
-	@$(call phase,integration tests,$(GO) test -race -count=1 -timeout=30m $$($(GO) list ./test/... | grep -v /test/e2e))
+test-integration: ## Run the integration specs in parallel, with the race detector (needs `make tools`)
+	@bash hack/build-ginkgo.sh
+	@$(call phase,integration tests,$(BIN)/ginkgo -p --procs=$(INTEGRATION_PROCS) -race --timeout=30m $$([[ -t 1 ]] || echo --no-color) ./test/integration)
+
+# The rest of test/ but e2e: the chart tests, the bench harness's smoke run
+# and the tests of the test support. They run the ripple code the
+# integration specs already run with the race detector, or a binary built
+# without it, so they run without.
+.PHONY: test-support
+test-support: ## Run test/chart, test/bench's TestSmoke and test/cluster (needs `make tools`)
+	@$(call phase,chart bench cluster tests,$(GO) test -count=1 -timeout=20m ./test/chart/... ./test/bench/... ./test/cluster/...)
 
 .PHONY: test-e2e
 test-e2e: ## Run the e2e specs on a full local cluster (needs `make tools`)
 	@$(call phase,e2e tests,$(GO) test -count=1 -timeout=30m ./test/e2e/...)
 
 # test/bench's TestSmoke runs the benchmark harness at W=200 and checks
-# correctness only, not speed; test-integration runs it with the rest of test/.
+# correctness only, not speed; test-support runs it with the rest of test/.
 .PHONY: bench-smoke
-bench-smoke: ## Run the benchmark harness at W=200, correctness only (part of test-integration)
-	@$(call phase,bench smoke,$(GO) test -race -count=1 -timeout=15m -run TestSmoke ./test/bench/)
+bench-smoke: ## Run the benchmark harness at W=200, correctness only (part of test-support)
+	@$(call phase,bench smoke,$(GO) test -count=1 -timeout=15m -run TestSmoke ./test/bench/)
 
 BENCH_OUT   ?= /tmp/readme-performance.md
 BENCH_FLAGS ?=
@@ -117,7 +142,7 @@ helm: ## Build bin/helm
 helm-lint: helm ## Lint charts/ripple (helm lint --strict)
 	$(BIN)/helm lint --strict charts/ripple
 
-# Part of test-integration too (it runs every package under test/ but e2e).
+# Part of test-support too.
 .PHONY: chart-test
 chart-test: helm ## Test charts/ripple and config/: lint, golden renders, install and apply on kube-apiserver (needs `make tools`)
 	@$(call phase,chart tests,$(GO) test -count=1 -timeout=15m ./test/chart/...)

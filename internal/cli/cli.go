@@ -1,11 +1,16 @@
 // Package cli is ripple's command line: flags to options, options to a
-// running manager. cmd/ripple is only its entry point.
+// manager. cmd/ripple is only its entry point; the test suites start ripple
+// through Parse and NewManager too, so they run what the binary runs.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -19,26 +24,16 @@ import (
 )
 
 // Run parses args as ripple's flags and runs ripple until SIGTERM or
-// SIGINT. configure, if given, adjusts the client configuration, as a
-// profiling build of the bench does.
+// SIGINT, logging to stderr. configure, if given, adjusts the client
+// configuration, as a profiling build of the bench does.
 func Run(args []string, configure ...func(*rest.Config)) error {
-	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
-	parser := options.NewParser(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return err
+	opts, err := Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil
 	}
-	opts, err := parser.Options()
 	if err != nil {
 		return err
 	}
-	log, err := logging.New(opts.LogFormat, opts.Verbosity())
-	if err != nil {
-		return err
-	}
-	ctrl.SetLogger(log)
 	cfg, err := restConfig(opts.Kubeconfig)
 	if err != nil {
 		return err
@@ -48,12 +43,33 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	gcpace.Start(ctx)
-	mgr, err := manager.New(ctx, cfg, &opts)
+	mgr, err := NewManager(ctx, cfg, &opts, os.Stderr)
 	if err != nil {
 		return err
 	}
-	log.Info("Starting ripple", "version", version.Version)
+	// What logs outside the manager (controller-runtime's own packages)
+	// logs the same way.
+	ctrl.SetLogger(mgr.GetLogger())
+	mgr.GetLogger().Info("Starting ripple", "version", version.Version)
 	return mgr.Start(ctx)
+}
+
+// Parse turns args into ripple's options. --help prints the usage and
+// returns pflag.ErrHelp.
+func Parse(args []string) (options.Options, error) {
+	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+	parser := options.NewParser(fs)
+	if err := fs.Parse(args); err != nil {
+		return options.Options{}, err
+	}
+	return parser.Options()
+}
+
+// NewManager builds ripple from opts on cfg, logging to w in the format and
+// at the level opts ask for; Start runs it.
+func NewManager(ctx context.Context, cfg *rest.Config, opts *options.Options, w io.Writer) (ctrl.Manager, error) {
+	log := logging.New(w, opts.LogFormat, opts.Verbosity())
+	return manager.New(logr.NewContext(ctx, log), cfg, opts)
 }
 
 // restConfig prefers --kubeconfig, then controller-runtime's lookup

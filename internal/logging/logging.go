@@ -3,7 +3,7 @@
 package logging
 
 import (
-	"fmt"
+	"io"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/zapr"
@@ -17,22 +17,21 @@ import (
 // streaming) holds every Secret's value.
 const MaxVerbosity = 7
 
-// New returns a logger writing JSON or text to stderr. verbosity is logr's:
-// 0 logs Info, 1 adds V(1) debug lines, negative keeps warnings and errors;
-// it is capped at MaxVerbosity.
-func New(format string, verbosity int) (logr.Logger, error) {
-	cfg := zap.NewProductionConfig()
-	cfg.Sampling = nil
-	cfg.DisableStacktrace = true
-	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	cfg.Level = zap.NewAtomicLevelAt(zapcore.Level(-min(verbosity, MaxVerbosity)))
+// New returns a logger writing JSON, or text when format is "text", to w:
+// the binary passes stderr, the test suites their own writer. verbosity is
+// logr's: 0 logs Info, 1 adds V(1) debug lines, negative keeps warnings and
+// errors; it is capped at MaxVerbosity.
+func New(w io.Writer, format string, verbosity int) logr.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	var encoder zapcore.Encoder
 	if format == "text" {
-		cfg.Encoding = "console"
-		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc.EncodeLevel = zapcore.CapitalLevelEncoder
+		encoder = zapcore.NewConsoleEncoder(enc)
+	} else {
+		encoder = zapcore.NewJSONEncoder(enc)
 	}
-	z, err := cfg.Build()
-	if err != nil {
-		return logr.Discard(), fmt.Errorf("building the logger: %w", err)
-	}
-	return zapr.NewLogger(z), nil
+	out := zapcore.Lock(zapcore.AddSync(w))
+	level := zapcore.Level(-min(verbosity, MaxVerbosity))
+	return zapr.NewLogger(zap.New(zapcore.NewCore(encoder, out, level), zap.AddCaller(), zap.ErrorOutput(out)))
 }

@@ -1,10 +1,9 @@
 package logging
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -12,10 +11,7 @@ import (
 
 func TestNew_NeverLogsAPIBodies(t *testing.T) {
 	for _, format := range []string{"json", "text"} {
-		log, err := New(format, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log := New(io.Discard, format, 10)
 		// client-go logs request and response bodies, Secrets' included, at V(8).
 		if log.V(8).Enabled() {
 			t.Errorf("%s: V(8) is enabled at the most verbose level", format)
@@ -24,10 +20,7 @@ func TestNew_NeverLogsAPIBodies(t *testing.T) {
 			t.Errorf("%s: V(%d) is not enabled at the most verbose level", format, MaxVerbosity)
 		}
 	}
-	log, err := New("json", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := New(io.Discard, "json", 0)
 	if log.V(1).Enabled() || !log.V(0).Enabled() {
 		t.Error("verbosity 0 does not log exactly Info")
 	}
@@ -67,33 +60,13 @@ func contains(sub string) func(string) bool {
 	return func(s string) bool { return strings.Contains(s, sub) }
 }
 
-// logged returns the lines a logger made by New writes to stderr for one
-// info line and one debug line.
+// logged returns the lines a logger made by New writes for one info line
+// and one debug line.
 func logged(t *testing.T, format string, verbosity int) []string {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := os.Stderr
-	os.Stderr = w
-	log, err := New(format, verbosity)
-	os.Stderr = stderr
-	if err != nil {
-		t.Fatal(err)
-	}
+	var out strings.Builder
+	log := New(&out, format, verbosity)
 	log.Info("an info line", "k", "v")
 	log.V(1).Info("a debug line")
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return lines
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ripple-controller/ripple/internal/apiclock"
@@ -26,7 +28,8 @@ import (
 	"github.com/ripple-controller/ripple/internal/options"
 )
 
-// New builds ripple's manager; Start runs it.
+// New builds ripple's manager; Start runs it. The manager logs with ctx's
+// logger (controller-runtime's global one if ctx has none).
 func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
@@ -41,7 +44,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(opts))
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, logf.FromContext(ctx)))
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
@@ -77,7 +80,7 @@ func logScope(mgr ctrl.Manager, opts *options.Options) {
 // managerOptions maps ripple's options onto controller-runtime's. A Lease
 // namespace left empty, by the flag and by POD_NAMESPACE, makes
 // controller-runtime read the in-cluster one.
-func managerOptions(opts *options.Options) ctrl.Options {
+func managerOptions(opts *options.Options, log logr.Logger) ctrl.Options {
 	lease, renew, retry := opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod
 	probe := opts.ProbeAddr
 	if probe == "0" {
@@ -85,6 +88,7 @@ func managerOptions(opts *options.Options) ctrl.Options {
 	}
 	return ctrl.Options{
 		Scheme:                        clientgoscheme.Scheme,
+		Logger:                        log,
 		Cache:                         controller.CacheOptions(opts),
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        probe,

@@ -10,7 +10,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -26,8 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
-	"github.com/ripple-controller/ripple/internal/manager"
-	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/cli"
 )
 
 // Polling of the specs that wait for ripple or the API server.
@@ -76,17 +74,14 @@ type instance struct {
 	done   chan error
 }
 
-// startRipple parses args with ripple's own flag parser and starts ripple
-// through internal/manager, as cmd/ripple does, with cfg's identity. The
+// startRipple parses args and starts ripple through internal/cli, as
+// cmd/ripple does, with cfg's identity and its logs in GinkgoWriter. The
 // returned instance is stopped at the end of the calling node.
 func startRipple(cfg *rest.Config, args []string) *instance {
-	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
-	parser := options.NewParser(fs)
-	ExpectWithOffset(1, fs.Parse(append(slices.Clone(args), fastArgs...))).To(Succeed())
-	opts, err := parser.Options()
+	opts, err := cli.Parse(append(slices.Clone(args), fastArgs...))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := manager.New(ctx, cfg, &opts)
+	mgr, err := cli.NewManager(ctx, cfg, &opts, GinkgoWriter)
 	if err != nil {
 		cancel()
 	}
@@ -533,9 +528,10 @@ var _ = Describe("The chart installed with an existing key Secret", Label("insta
 	})
 
 	It("keeps ripple from starting until the Secret exists, and never creates it", func(ctx SpecContext) {
-		opts, _ := parseArgs(append(slices.Clone(inst.args), fastArgs...))
+		opts, err := cli.Parse(append(slices.Clone(inst.args), fastArgs...))
+		Expect(err).NotTo(HaveOccurred())
 		Expect(opts.HMACKeySecret).To(Equal(inst.namespace + "/byo-key"))
-		_, err := manager.New(ctx, sa.config, &opts)
+		_, err = cli.NewManager(ctx, sa.config, &opts, GinkgoWriter)
 		Expect(err).To(MatchError(SatisfyAll(ContainSubstring("--hmac-key-secret"), ContainSubstring("may not create"))))
 		Expect(maySecrets(ctx, sa, "create", inst.namespace, "")).To(BeFalse())
 

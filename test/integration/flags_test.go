@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -215,6 +216,15 @@ var _ = Describe("Reloader's flags", func() {
 			MatchRegexp(`controller_runtime_max_concurrent_reconciles\{controller="deployments"\} 1\n`),
 			MatchRegexp(`controller_runtime_max_concurrent_reconciles\{controller="statefulsets"\} 1\n`),
 		))
+	})
+
+	It("writes debug lines as text under --log-format=text --log-level=debug", func() {
+		ns := newNamespace(nil)
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		ripple := startRipple("--log-format=text", "--log-level=debug")
+		recorded(dep)
+		Eventually(ripple.logs).Should(gbytes.Say(`(?m)^\S+\tDEBUG\t.*Recording the config of a workload seen for the first time`),
+			"a debug line, as text: time, level and message separated by tabs")
 	})
 
 	It("takes a Lease and rolls as leader with --enable-ha", func() {

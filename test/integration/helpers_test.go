@@ -3,13 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/spf13/pflag"
+	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,8 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
-	"github.com/ripple-controller/ripple/internal/manager"
-	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/cli"
 )
 
 // quiet is how long a spec watches for a write that must not happen. Ripple
@@ -26,11 +26,13 @@ import (
 // do happens well within it.
 const quiet = 2 * time.Second
 
-// rippleInstance is ripple running in this process through the same
-// manager.New that cmd/ripple uses.
+// rippleInstance is ripple running in this process, built by the same
+// cli.Parse and cli.NewManager as cmd/ripple.
 type rippleInstance struct {
 	cancel context.CancelFunc
 	done   chan error
+	// logs is what ripple logged, also written to GinkgoWriter.
+	logs *gbytes.Buffer
 }
 
 // startRipple parses args exactly as cmd/ripple does, starts ripple, and
@@ -50,23 +52,19 @@ func startRippleErr(args ...string) error {
 }
 
 func tryStartRipple(args ...string) (*rippleInstance, error) {
-	fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
-	parser := options.NewParser(fs)
 	defaults := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--debounce=0"}
-	if err := fs.Parse(append(defaults, args...)); err != nil {
-		return nil, err
-	}
-	opts, err := parser.Options()
+	opts, err := cli.Parse(append(defaults, args...))
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
-	mgr, err := manager.New(ctx, restConfig, &opts)
+	logs := gbytes.NewBuffer()
+	mgr, err := cli.NewManager(ctx, restConfig, &opts, io.MultiWriter(GinkgoWriter, logs))
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	r := &rippleInstance{cancel: cancel, done: make(chan error, 1)}
+	r := &rippleInstance{cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() {
 		defer GinkgoRecover()
 		r.done <- mgr.Start(ctx)
