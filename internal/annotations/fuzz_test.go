@@ -91,7 +91,8 @@ func reloaderTracks(k Keys, kind refs.Kind, name string, obj, metadata, template
 		return false
 	}
 	for _, n := range strings.Split(metadata[exclude], ",") {
-		if strings.TrimSpace(n) == name {
+		// An empty entry names nothing: no object has an empty name.
+		if n = strings.TrimSpace(n); n != "" && n == name {
 			return false
 		}
 	}
