@@ -55,11 +55,11 @@ lint: ## Run golangci-lint (.golangci.yml)
 
 ##@ Tests
 
-# After the tools, `test` runs two lanes side by side, each phase after the
-# other within its lane: the checks and the race-detector suites, which keep
-# the cores busy, and the suites on full clusters, which mostly wait. The
-# lanes build different things (with and without -race), so a cold run does
-# not compile anything twice. Each lane's output is printed when it ends.
+# After the tools, `test` runs two lanes side by side: the checks and the
+# race-detector suites, which keep the cores busy, and the suites on full
+# clusters, which mostly wait. The lanes share two job slots (-j2), so once
+# the cluster lane ends, the code lane runs two of its phases at a time.
+# Each lane's output is printed when it ends.
 .PHONY: test
 test: ## Build the tools, then run every test (what CI runs)
 	@$(MAKE) tools
