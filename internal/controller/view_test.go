@@ -41,7 +41,7 @@ func TestViews_OneViewPerWorkloadVersion(t *testing.T) {
 	if next == first {
 		t.Fatalf("a new version kept the old view")
 	}
-	if got := slices.Sorted(slices.Values(next.indexKeys)); !slices.Equal(got, []string{"ConfigMap/ns/cfg", "ConfigMap/ns/other"}) {
+	if got := slices.Sorted(slices.Values(vs.indexValues(deployment("2", auto, "cfg", "other")))); !slices.Equal(got, []string{"ConfigMap/ns/cfg", "ConfigMap/ns/other"}) {
 		t.Errorf("index keys of the new version = %v", got)
 	}
 	if vs.of(&appsv1.StatefulSet{}) != nil {
