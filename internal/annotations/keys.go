@@ -36,6 +36,15 @@ const (
 	SecretExclude = "secrets.exclude.reloader.stakater.com/reload"
 )
 
+// Annotations that choose how a workload rolls. They cannot be renamed.
+const (
+	// CronJobStrategy on a CronJob: "job" (the default) creates a Job from
+	// its jobTemplate when its config changes, as Reloader does; "template"
+	// only stamps the jobTemplate, so the next scheduled run picks the
+	// config up and nothing runs now. --cronjob-strategy sets the default.
+	CronJobStrategy = "ripple.dev/cronjob-strategy"
+)
+
 // Annotations that ripple writes. They are ripple's own and cannot be renamed.
 const (
 	// ConfigDigest sits in a workload's pod template. Its value is a keyed
@@ -46,6 +55,14 @@ const (
 	// ripple last saw. Comparing against it makes ripple level-triggered: a
 	// restart or a missed event converges instead of rolling again.
 	Recorded = "ripple.dev/recorded"
+	// ReloadCause sits on a Job ripple created or recreated and names the
+	// change it ran for.
+	ReloadCause = "ripple.dev/reload-cause"
+	// Recreate is both an annotation and a finalizer on a Job that ripple
+	// deletes to recreate it. The annotation holds what the new Job needs
+	// (the stamp and the cause); the finalizer keeps the old Job, and with
+	// it the spec to recreate, until its pods are gone.
+	Recreate = "ripple.dev/recreate"
 )
 
 // Keys holds the annotation names in use; flags may rename any of them.

@@ -227,3 +227,18 @@ func Shorten(s string, limit int) string {
 	}
 	return s[:cut] + mark
 }
+
+// Choice reads the annotation key of a workload's metadata, whose value must
+// be one of values. Absent, it is def; any other value is a Problem, and
+// def applies.
+func Choice(metadata map[string]string, key string, values []string, def string) (string, *Problem) {
+	v, ok := metadata[key]
+	switch {
+	case !ok:
+		return def, nil
+	case slices.Contains(values, v):
+		return v, nil
+	}
+	return def, &Problem{Annotation: key, Value: Shorten(v, maxQuoted),
+		Reason: fmt.Sprintf("is not one of %s; %q applies", strings.Join(values, ", "), def)}
+}

@@ -41,7 +41,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	}
 	skipsTotal.WithLabelValues(skipFirstSight).Inc()
 	logf.FromContext(ctx).V(1).Info("Recording the config of a workload seen for the first time")
-	return outcome{}, r.patch(ctx, v.obj, next, "")
+	return outcome{}, r.record(ctx, v.obj, next)
 }
 
 // podsRunOtherConfig reports whether the pod template's stamp, written by
@@ -99,7 +99,7 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
-	return outcome{}, r.patch(ctx, v.obj, r.next(v.current, nil), "")
+	return outcome{}, r.record(ctx, v.obj, r.next(v.current, nil))
 }
 
 // writtenSince returns the tracked objects whose data was written again,

@@ -15,6 +15,7 @@ const (
 	skipCreateIgnored = "create-without-reload-on-create"
 	skipNamespace     = "namespace-not-selected"
 	skipCopiedRecord  = "record-copied"
+	skipHeld          = "held"
 )
 
 var (

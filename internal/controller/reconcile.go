@@ -2,7 +2,8 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,9 +26,6 @@ import (
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
-// FieldOwner is the field manager of every write ripple makes.
-const FieldOwner = "ripple"
-
 // conflictRetry is short because a conflict only means the workload moved
 // (often its status) between ripple's read and its patch.
 const conflictRetry = 50 * time.Millisecond
@@ -36,6 +34,7 @@ const conflictRetry = 50 * time.Millisecond
 const (
 	ReasonReloaded          = "Reloaded"
 	ReasonReloadFailed      = "ReloadFailed"
+	ReasonReloadSkipped     = "ReloadSkipped"
 	ReasonInvalidAnnotation = "InvalidAnnotation"
 )
 
@@ -83,6 +82,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Reconcile only reads the cached object: patch writes to a fresh one.
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.Type.Resume != nil {
+		if res, underway, err := r.Type.Resume(ctx, r.Client, obj); underway {
+			r.resumed(ctx, obj, res)
+			return ctrl.Result{}, err
+		}
 	}
 	v := r.views.of(obj)
 	if v == nil || obj.GetDeletionTimestamp() != nil {
@@ -142,7 +147,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	case v.obj.GetCreationTimestamp().Unix() > rec.at+clockSlack:
 		skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
 		log.Info("Recording the config again: the record is older than the workload, so it was copied from another object")
-		return outcome{}, r.patch(ctx, v.obj, r.next(v.current, nil), "")
+		return outcome{}, r.record(ctx, v.obj, r.next(v.current, nil))
 	}
 	r.strips.forget(client.ObjectKeyFromObject(v.obj))
 	keyed, known := r.Keyed.Lookup(rec.keyID)
@@ -164,7 +169,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	}
 	skipsTotal.WithLabelValues(reason).Inc()
 	log.V(1).Info("Recording a change that does not roll", "reason", reason)
-	return outcome{}, r.patch(ctx, v.obj, next, "")
+	return outcome{}, r.record(ctx, v.obj, next)
 }
 
 // changes compares the record, read with the key it was written with, with
@@ -276,17 +281,54 @@ func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 
 func (r *Reconciler) roll(ctx context.Context, v state, next record, names string) (outcome, error) {
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
-	if err := r.patch(ctx, v.obj, next, st.encode()); err != nil {
+	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,
+		Strategy: v.strategy, Now: r.now()}
+	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
+	if err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			reloadsTotal.WithLabelValues(r.Type.Kind, "error").Inc()
 			r.event(v.obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
 		}
 		return outcome{}, err
 	}
+	log := logf.FromContext(ctx)
+	switch {
+	case res.Wait > 0:
+		log.Info("Waiting to roll", "changed", names, "retryAfter", res.Wait)
+		return outcome{requeue: res.Wait}, nil
+	case res.Held != "":
+		skipsTotal.WithLabelValues(skipHeld).Inc()
+		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not rolled after a change of %s: %s", names, res.Held)
+		log.Info("Recorded a change without rolling", "changed", names, "reason", res.Held)
+		return outcome{}, nil
+	}
 	reloadsTotal.WithLabelValues(r.Type.Kind, "success").Inc()
-	r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
-	logf.FromContext(ctx).Info("Rolled workload", "changed", names, "digest", st.digest)
+	if res.Created != nil {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Created %s %s because %s changed",
+			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), names)
+	} else {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
+	}
+	log.Info("Rolled workload", "changed", names, "digest", st.digest)
 	return outcome{rolled: true}, nil
+}
+
+// resumed reports the end of a rollout that spanned several reconciles on
+// the object it created.
+func (r *Reconciler) resumed(ctx context.Context, obj client.Object, res workload.Result) {
+	if res.Created == nil {
+		return
+	}
+	r.event(res.Created, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Recreated %s because %s changed", obj.GetName(), res.Cause)
+	logf.FromContext(ctx).Info("Recreated workload", "changed", res.Cause)
+}
+
+// changeID names one change of a workload's config: the record it replaces
+// and the config it rolls out. Every attempt at the same change, after a
+// conflict or a restart, gives the same ID.
+func changeID(obj client.Object, digest string) string {
+	h := sha256.Sum256([]byte(obj.GetAnnotations()[annotations.Recorded] + "\n" + digest))
+	return hex.EncodeToString(h[:])
 }
 
 // describe names the changed objects for an Event, which must stay short:
@@ -310,23 +352,9 @@ func describe(causes []refs.Ref) string {
 	return strings.Join(parts, ", ")
 }
 
-// patch writes the record and, when templateStamp is set, the pod template
-// annotation that rolls the workload: one merge patch that names nothing
-// else, so that no other writer's change is undone.
-func (r *Reconciler) patch(ctx context.Context, obj client.Object, rec record, templateStamp string) error {
-	var tmpl map[string]string
-	if templateStamp != "" {
-		tmpl = map[string]string{annotations.ConfigDigest: templateStamp}
-	}
-	body, err := json.Marshal(r.Type.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: rec.encode()}, tmpl))
-	if err != nil {
-		return fmt.Errorf("encoding patch: %w", err)
-	}
-	target := r.Type.Metadata(obj.GetNamespace(), obj.GetName())
-	if err := r.Patch(ctx, target, client.RawPatch(types.MergePatchType, body), client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("patching %s %s/%s: %w", r.Type.Kind, obj.GetNamespace(), obj.GetName(), err)
-	}
-	return nil
+// record writes the record alone: nothing rolls.
+func (r *Reconciler) record(ctx context.Context, obj client.Object, rec record) error {
+	return r.Type.Write(ctx, r.Client, obj, rec.encode(), "")
 }
 
 func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {

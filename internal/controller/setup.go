@@ -42,7 +42,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	}
 	for _, typ := range opts.Workloads() {
 		r := &Reconciler{Client: mgr.GetClient(), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
-			views: newViews(typ, opts.Keys, opts.AutoReloadAll), seen: newTriggers(), digests: sums,
+			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet()}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
@@ -155,7 +155,8 @@ func (r *Reconciler) interesting() predicate.Predicate {
 }
 
 // inputsChanged passes an update of a workload only when what Reconcile
-// reads changed: its pod spec or its annotations, ripple's own two aside.
+// reads changed: its pod spec, its annotations (ripple's own two aside) or
+// its finalizers, whose removal moves a Job's recreation on.
 // Status updates and ripple's own patches, half of all events, stop here.
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
@@ -165,6 +166,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 				return true
 			}
 			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded) ||
+				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
 				!r.views.of(e.ObjectNew).ownRecord() ||
 				!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
 				!equality.Semantic.DeepEqual(oldT.Spec, newT.Spec)

@@ -24,6 +24,8 @@ type view struct {
 	record    record
 	hasRecord bool
 	recordErr error
+	// strategy is how the workload rolls, for types that offer a choice.
+	strategy string
 }
 
 // interesting reports whether a workload's events are worth a reconcile: it
@@ -49,11 +51,13 @@ type views struct {
 	typ           workload.Type
 	keys          annotations.Keys
 	autoReloadAll bool
-	cache         *lru.Cache // UID -> *view
+	// strategy is the default of the type's Strategy, given by its flag.
+	strategy string
+	cache    *lru.Cache // UID -> *view
 }
 
-func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool) *views {
-	return &views{typ: typ, keys: keys, autoReloadAll: autoReloadAll, cache: lru.New(viewCacheSize)}
+func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, strategy string) *views {
+	return &views{typ: typ, keys: keys, autoReloadAll: autoReloadAll, strategy: strategy, cache: lru.New(viewCacheSize)}
 }
 
 // of returns the view of the object at its resourceVersion, or nil when it
@@ -85,12 +89,27 @@ func (vs *views) compute(obj client.Object) *view {
 	for _, ref := range refs.FromPodSpec(&tmpl.Spec) {
 		v.referenced[ref] = true
 	}
+	v.strategy = vs.strategyOf(obj, &v.policy)
 	var raw string
 	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]
 	if v.hasRecord {
 		v.record, v.recordErr = decodeRecord(raw)
 	}
 	return v
+}
+
+// strategyOf reads the workload's choice of strategy; a mistaken value is
+// reported and the default applies.
+func (vs *views) strategyOf(obj client.Object, policy *annotations.Policy) string {
+	st := vs.typ.Strategy
+	if st == nil {
+		return ""
+	}
+	value, problem := annotations.Choice(obj.GetAnnotations(), st.Annotation, st.Values, vs.strategy)
+	if problem != nil {
+		policy.Problems = append(policy.Problems, *problem)
+	}
+	return value
 }
 
 // indexValues is the refIndex function of the views' type.

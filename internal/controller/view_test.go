@@ -27,7 +27,7 @@ func deploymentViews(t *testing.T) *views {
 	if !ok {
 		t.Fatal("no deployments type")
 	}
-	return newViews(typ, annotations.DefaultKeys(), false)
+	return newViews(typ, annotations.DefaultKeys(), false, "")
 }
 
 func TestViews_OneViewPerWorkloadVersion(t *testing.T) {

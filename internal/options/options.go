@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type Options struct {
 	IgnoreSecrets    bool
 	// IgnoredWorkloads holds the plurals of the workload types never rolled.
 	IgnoredWorkloads map[string]bool
+	// Strategies holds the strategy flags of the workload types that offer
+	// a choice (see workload.Strategy), by flag name.
+	Strategies map[string]string
 
 	AutoReloadAll  bool
 	ReloadOnCreate bool
@@ -78,6 +82,7 @@ const (
 type raw struct {
 	namespaces, namespacesToIgnore, namespaceSelector, resourceSelector []string
 	resourcesToIgnore, ignoredWorkloadTypes                             string
+	strategies                                                          map[string]*string
 }
 
 // Parser binds ripple's flags to a flag set and turns them into Options.
@@ -105,7 +110,14 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.namespaceSelector, "namespace-selector", nil, "Only roll workloads in namespaces whose labels match; may be repeated, and every term must match. Comma-separated terms: k=v or k:v, k=* or k:* (label exists), or any Kubernetes label selector term. Only applies when all namespaces are watched.")
 	fs.StringArrayVar(&r.resourceSelector, "resource-label-selector", nil, "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
 	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
-	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload types never rolled: deployments, statefulsets, daemonsets (jobs and cronjobs are accepted and never rolled anyway).")
+	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload types never rolled: "+strings.Join(plurals(), ", ")+".")
+	r.strategies = map[string]*string{}
+	for _, t := range workload.All {
+		if st := t.Strategy; st != nil && st.Flag != "" {
+			r.strategies[st.Flag] = new(string)
+			fs.StringVar(r.strategies[st.Flag], st.Flag, st.Values[0], fmt.Sprintf("How %ss roll when their config changes: %s. The annotation %s on one overrides it.", t.Kind, strings.Join(st.Values, " or "), st.Annotation))
+		}
+	}
 
 	fs.BoolVar(&o.AutoReloadAll, "auto-reload-all", false, "Treat every workload as annotated auto=\"true\", unless it says \"false\".")
 	fs.BoolVar(&o.ReloadOnCreate, "reload-on-create", false, "Roll workloads when an object they track is created.")
@@ -167,6 +179,16 @@ func (p *Parser) Options() (Options, error) {
 	}
 	if o.IgnoredWorkloads, err = workloadTypes(r.ignoredWorkloadTypes); err != nil {
 		fail("ignored-workload-types", err)
+	}
+	o.Strategies = map[string]string{}
+	for _, t := range workload.All {
+		if st := t.Strategy; st != nil && st.Flag != "" {
+			v := *r.strategies[st.Flag]
+			if !slices.Contains(st.Values, v) {
+				fail(st.Flag, fmt.Errorf("%q is not %s", v, strings.Join(st.Values, " or ")))
+			}
+			o.Strategies[st.Flag] = v
+		}
 	}
 	errs = append(errs, o.validate()...)
 	return o, errors.Join(errs...)
@@ -278,6 +300,26 @@ var logLevels = map[string]int{"trace": 10, "debug": 1, "info": 0, "warning": -1
 // for more detail, negative for warnings and errors only.
 func (o *Options) Verbosity() int { return logLevels[strings.ToLower(o.LogLevel)] }
 
+// StrategyOf returns the default strategy of the type's workloads: its
+// flag's value, else the type's first.
+func (o *Options) StrategyOf(t workload.Type) string {
+	if t.Strategy == nil {
+		return ""
+	}
+	if v := o.Strategies[t.Strategy.Flag]; v != "" {
+		return v
+	}
+	return t.Strategy.Values[0]
+}
+
+func plurals() []string {
+	out := make([]string, 0, len(workload.All))
+	for _, t := range workload.All {
+		out = append(out, t.Plural)
+	}
+	return out
+}
+
 // Workloads returns the workload types that are not ignored.
 func (o *Options) Workloads() []workload.Type {
 	var out []workload.Type
@@ -307,9 +349,7 @@ func workloadTypes(s string) (map[string]bool, error) {
 			out[k.Plural] = true
 			continue
 		}
-		if t != "jobs" && t != "cronjobs" {
-			return nil, fmt.Errorf("%q is not deployments, statefulsets, daemonsets, jobs or cronjobs", t)
-		}
+		return nil, fmt.Errorf("%q is not one of %s", t, strings.Join(plurals(), ", "))
 	}
 	return out, nil
 }

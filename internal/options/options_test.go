@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // parse binds ripple's flags to a fresh flag set, parses args and validates,
@@ -88,8 +89,11 @@ func TestDefaults(t *testing.T) {
 			}
 		}
 	}
-	if got := len(o.Workloads()); got != 3 {
-		t.Errorf("Workloads() has %d kinds by default, want 3", got)
+	if got := len(o.Workloads()); got != 5 {
+		t.Errorf("Workloads() has %d kinds by default, want 5", got)
+	}
+	if got := o.StrategyOf(cronJobs(t)); got != "job" {
+		t.Errorf("CronJob strategy = %q by default, want job", got)
 	}
 }
 
@@ -98,7 +102,7 @@ func TestEveryFlagIsBound(t *testing.T) {
 	NewParser(fs)
 	for _, name := range []string{
 		"kubeconfig", "namespaces", "namespaces-to-ignore", "namespace-selector", "resource-label-selector",
-		"resources-to-ignore", "ignored-workload-types", "auto-reload-all", "reload-on-create", "reload-on-delete",
+		"resources-to-ignore", "ignored-workload-types", "cronjob-strategy", "auto-reload-all", "reload-on-create", "reload-on-delete",
 		"auto-annotation", "configmap-auto-annotation", "secret-auto-annotation", "auto-search-annotation",
 		"search-match-annotation", "configmap-annotation", "secret-annotation", "ignore-annotation",
 		"configmap-exclude-annotation", "secret-exclude-annotation", "log-format", "log-level", "enable-ha", "leader-election-id", "leader-election-namespace",
@@ -140,8 +144,8 @@ func TestValidValues(t *testing.T) {
 	if !o.IgnoreConfigMaps || o.IgnoreSecrets {
 		t.Errorf("IgnoreConfigMaps=%v IgnoreSecrets=%v", o.IgnoreConfigMaps, o.IgnoreSecrets)
 	}
-	if len(o.IgnoredWorkloads) != 1 || !o.IgnoredWorkloads["daemonsets"] {
-		t.Errorf("IgnoredWorkloads = %v, want daemonsets only (jobs and cronjobs are accepted and dropped)", o.IgnoredWorkloads)
+	if len(o.IgnoredWorkloads) != 3 || !o.IgnoredWorkloads["daemonsets"] || !o.IgnoredWorkloads["jobs"] || !o.IgnoredWorkloads["cronjobs"] {
+		t.Errorf("IgnoredWorkloads = %v, want daemonsets, jobs and cronjobs", o.IgnoredWorkloads)
 	}
 	if !o.AutoReloadAll || !o.ReloadOnCreate || !o.ReloadOnDelete || !o.EnableHA {
 		t.Errorf("boolean flags not set: %+v", o)
@@ -311,11 +315,11 @@ func TestWorkloadsDropsIgnoredKinds(t *testing.T) {
 		ignored string
 		want    []string
 	}{
-		{"", []string{"DaemonSet", "Deployment", "StatefulSet"}},
-		{"deployments", []string{"DaemonSet", "StatefulSet"}},
-		{"StatefulSets, DAEMONSETS", []string{"Deployment"}},
+		{"", []string{"CronJob", "DaemonSet", "Deployment", "Job", "StatefulSet"}},
+		{"deployments", []string{"CronJob", "DaemonSet", "Job", "StatefulSet"}},
+		{"StatefulSets, DAEMONSETS", []string{"CronJob", "Deployment", "Job"}},
 		{"jobs,cronjobs", []string{"DaemonSet", "Deployment", "StatefulSet"}},
-		{"deployments,statefulsets,daemonsets", nil},
+		{"deployments,statefulsets,daemonsets,jobs,cronjobs", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.ignored, func(t *testing.T) {
@@ -329,6 +333,43 @@ func TestWorkloadsDropsIgnoredKinds(t *testing.T) {
 				t.Errorf("Workloads() = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func cronJobs(t *testing.T) workload.Type {
+	t.Helper()
+	typ, ok := workload.ByPlural("cronjobs")
+	if !ok {
+		t.Fatal("no cronjobs type")
+	}
+	return typ
+}
+
+func TestCronJobStrategy_FlagSetsTheDefaultAndRefusesOtherValues(t *testing.T) {
+	cases := []struct {
+		value, want, err string
+	}{
+		{"job", "job", ""},
+		{"template", "template", ""},
+		{"Template", "", `--cronjob-strategy: "Template" is not job or template`},
+		{"", "", `--cronjob-strategy: "" is not job or template`},
+	}
+	for _, c := range cases {
+		fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+		p := NewParser(fs)
+		if err := fs.Parse([]string{"--cronjob-strategy=" + c.value}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := p.Options()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.value, err, c.err)
+			}
+			continue
+		}
+		if err != nil || o.StrategyOf(cronJobs(t)) != c.want {
+			t.Errorf("%q: strategy %q, error %v; want %q", c.value, o.StrategyOf(cronJobs(t)), err, c.want)
+		}
 	}
 }
 

@@ -1,12 +1,19 @@
 package workload
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
 // Type is one type of workload ripple rolls: how to read its pod template
@@ -27,7 +34,95 @@ type Type struct {
 	// TemplatePath is the path of the pod template from the object's root,
 	// used to build a merge patch that touches nothing else.
 	TemplatePath []string
+	// Strategy, when set, lets a workload of the type choose how it rolls.
+	Strategy *Strategy
+	// Roll writes a change so that the object's pods pick it up. Nil means
+	// the template patch of PatchTemplate.
+	Roll func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error)
+	// Resume carries on a rollout that spans several reconciles (a Job
+	// deleted to be recreated), and reports whether obj had one under way.
+	// Nil for types that roll in one write.
+	Resume func(ctx context.Context, c client.Client, obj client.Object) (Result, bool, error)
 }
+
+// Strategy is a per-workload choice of how a type rolls: an annotation on
+// the workload's metadata, else the flag's value.
+type Strategy struct {
+	// Annotation names the annotation that chooses.
+	Annotation string
+	// Values are the strategies; the first is the default without a flag.
+	Values []string
+	// Flag names the flag that sets the default of every workload of the
+	// type; empty when there is none.
+	Flag string
+}
+
+// Change is one rollout ripple writes to a workload.
+type Change struct {
+	// ID is the same for every attempt at writing this change, so that
+	// what a rollout creates is created once.
+	ID string
+	// Record is the value of annotations.Recorded after the rollout.
+	Record string
+	// Stamp is the value of annotations.ConfigDigest that names the config
+	// rolled out.
+	Stamp string
+	// Cause names the changed objects, for what a rollout creates.
+	Cause string
+	// Strategy is the workload's strategy, one of its type's Values, or
+	// empty for types without a choice.
+	Strategy string
+	// Now is the API server's time.
+	Now time.Time
+}
+
+// Result is what a rollout did besides writing the record.
+type Result struct {
+	// Held says why the change does not reach the pods now (a suspended
+	// CronJob, a completed Job). The record was written.
+	Held string
+	// Wait, when set, asks to write the change again after it: nothing was
+	// written (a CronJob whose Job is still running under Forbid).
+	Wait time.Duration
+	// Created is the object the rollout created, if any, and Cause the
+	// change it was created for.
+	Created client.Object
+	Cause   string
+}
+
+// Rollout writes ch to obj with the type's Roll.
+func (t Type) Rollout(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
+	if t.Roll != nil {
+		return t.Roll(ctx, c, obj, ch)
+	}
+	return Result{}, t.Write(ctx, c, obj, ch.Record, ch.Stamp)
+}
+
+// Write patches the record, and the stamp on the pod template unless it is
+// empty, in one merge patch that names nothing else, so that no other
+// writer's change is undone.
+func (t Type) Write(ctx context.Context, c client.Client, obj client.Object, record, stamp string) error {
+	var tmpl map[string]string
+	if stamp != "" {
+		tmpl = map[string]string{annotations.ConfigDigest: stamp}
+	}
+	return t.patch(ctx, c, obj, t.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: record}, tmpl))
+}
+
+func (t Type) patch(ctx context.Context, c client.Client, obj client.Object, body map[string]any) error {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encoding patch: %w", err)
+	}
+	target := t.Metadata(obj.GetNamespace(), obj.GetName())
+	if err := c.Patch(ctx, target, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("patching %s %s/%s: %w", t.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// FieldOwner is the field manager of every write ripple makes.
+const FieldOwner = "ripple"
 
 // All lists every type ripple can roll, in a fixed order.
 var All []Type

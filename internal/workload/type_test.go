@@ -3,7 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,21 +13,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func TestAll_HasTheThreeWorkloadKinds(t *testing.T) {
-	want := map[string]string{"Deployment": "deployments", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
+func TestAll_HasEveryWorkloadKind(t *testing.T) {
+	want := map[string][]string{
+		"Deployment":  {"deployments", "spec.template"},
+		"StatefulSet": {"statefulsets", "spec.template"},
+		"DaemonSet":   {"daemonsets", "spec.template"},
+		"CronJob":     {"cronjobs", "spec.jobTemplate.spec.template"},
+		"Job":         {"jobs", "spec.template"},
+	}
 	if len(All) != len(want) {
 		t.Fatalf("All has %d kinds, want %d", len(All), len(want))
 	}
 	for _, k := range All {
-		if want[k.Kind] != k.Plural {
-			t.Errorf("kind %s has plural %q, want %q", k.Kind, k.Plural, want[k.Kind])
+		if want[k.Kind][0] != k.Plural {
+			t.Errorf("kind %s has plural %q, want %q", k.Kind, k.Plural, want[k.Kind][0])
 		}
 		if k.New == nil || k.NewList == nil || k.Template == nil {
 			t.Errorf("kind %s lacks a constructor or accessor", k.Kind)
 			continue
 		}
-		if !slices.Equal(k.TemplatePath, []string{"spec", "template"}) {
-			t.Errorf("kind %s TemplatePath = %v", k.Kind, k.TemplatePath)
+		if got := strings.Join(k.TemplatePath, "."); got != want[k.Kind][1] {
+			t.Errorf("kind %s TemplatePath = %v", k.Kind, got)
 		}
 		if got := reflect.TypeOf(k.New()).Elem().Name(); got != k.Kind {
 			t.Errorf("kind %s New() returns a %s", k.Kind, got)
@@ -51,7 +57,9 @@ func TestByPlural_IsCaseInsensitive(t *testing.T) {
 		{"STATEFULSETS", "StatefulSet"},
 		{"daemonSets", "DaemonSet"},
 		{"deployment", ""},
-		{"jobs", ""},
+		{"jobs", "Job"},
+		{"CronJobs", "CronJob"},
+		{"rollouts", ""},
 		{"", ""},
 		{" deployments", ""},
 	}
@@ -69,6 +77,9 @@ func TestTemplate_ReturnsTheObjectsOwnTemplate(t *testing.T) {
 		"Deployment":  &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
 		"StatefulSet": &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
 		"DaemonSet":   &appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
+		"Job":         &batchv1.Job{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
+		"CronJob": &batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}}}},
 	}
 	for _, k := range All {
 		t.Run(k.Kind, func(t *testing.T) {
@@ -89,9 +100,6 @@ func TestTemplate_ReturnsTheObjectsOwnTemplate(t *testing.T) {
 				if name != k.Kind && k.Template(other) != nil {
 					t.Errorf("Template of a %s returned a template", name)
 				}
-			}
-			if k.Template(&batchv1.Job{}) != nil {
-				t.Errorf("Template of a Job returned a template")
 			}
 		})
 	}

@@ -130,11 +130,13 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(objs.ofKind("Lease")).To(BeEmpty())
 	})
 
-	It("grants workloads get/list/watch/patch only, config read, Events, cluster-wide", func() {
+	It("grants workloads get/list/watch/patch, Jobs create and delete, config read, Events, cluster-wide", func() {
 		_, objs := render("default")
 		Expect(objs.ofKind("Role")).To(HaveLen(1), "only the digest key Role")
 		Expect(objs.rules()["ClusterRole ripple"]).To(Equal([]rbacv1.PolicyRule{
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"get", "list", "watch", "patch"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "patch", "delete", "create"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		}))
@@ -181,7 +183,14 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		_, objs := render("default", "--set", "ignoredWorkloadTypes={daemonsets,jobs}", "--set", "resourcesToIgnore=configMaps")
 		rules := objs.rules()["ClusterRole ripple"]
 		Expect(rules[0].Resources).To(Equal([]string{"deployments", "statefulsets"}))
-		Expect(rules[1].Resources).To(Equal([]string{"secrets"}))
+		Expect(rules[1]).To(Equal(rbacv1.PolicyRule{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"get", "list", "watch", "patch"}}))
+		Expect(rules[2]).To(Equal(rbacv1.PolicyRule{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create"}}),
+			"CronJobs create Jobs; only handled Jobs are deleted")
+		Expect(rules[3].Resources).To(Equal([]string{"secrets"}))
+
+		_, objs = render("default", "--set", "ignoredWorkloadTypes={cronjobs,jobs}")
+		ok, _ := grants(objs.rules()["ClusterRole ripple"], "batch", "jobs", "create")
+		Expect(ok).To(BeFalse(), "no right on Jobs when neither Jobs nor CronJobs are handled")
 	})
 
 	It("in the namespaced scope, grants a Role in each listed namespace and nothing cluster-scoped", func() {

@@ -109,7 +109,7 @@ app.kubernetes.io/component: controller
 {{- $ignored := list }}
 {{- range .Values.ignoredWorkloadTypes }}{{ $ignored = append $ignored (lower .) }}{{ end }}
 {{- $out := list }}
-{{- range list "deployments" "statefulsets" "daemonsets" }}
+{{- range list "deployments" "statefulsets" "daemonsets" "cronjobs" "jobs" }}
 {{- if not (has . $ignored) }}{{ $out = append $out . }}{{ end }}
 {{- end }}
 {{- toJson $out }}
@@ -122,10 +122,27 @@ reports on workloads (through the events.k8s.io API).
 */}}
 {{- define "ripple.watchRules" -}}
 {{- $workloads := include "ripple.workloadResources" . | fromJsonArray }}
-{{- if $workloads }}
+{{- $apps := list }}
+{{- range $workloads }}{{ if has . (list "deployments" "statefulsets" "daemonsets") }}{{ $apps = append $apps . }}{{ end }}{{ end }}
+{{- if $apps }}
 - apiGroups: ["apps"]
-  resources: {{ toJson $workloads }}
+  resources: {{ toJson $apps }}
   verbs: ["get", "list", "watch", "patch"]
+{{- end }}
+{{- if has "cronjobs" $workloads }}
+- apiGroups: ["batch"]
+  resources: ["cronjobs"]
+  verbs: ["get", "list", "watch", "patch"]
+{{- end }}
+{{- /* A CronJob's change creates a Job; a Job's change deletes and recreates it. */}}
+{{- if has "jobs" $workloads }}
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["get", "list", "watch", "patch", "delete", "create"]
+{{- else if has "cronjobs" $workloads }}
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["create"]
 {{- end }}
 {{- $config := list }}
 {{- if not (include "ripple.ignoresConfigMaps" .) }}{{ $config = append $config "configmaps" }}{{ end }}
@@ -149,6 +166,7 @@ reports on workloads (through the events.k8s.io API).
 {{- with $v.resourceLabelSelector }}{{ $args = append $args (printf "--resource-label-selector=%s" .) }}{{ end }}
 {{- with $v.resourcesToIgnore }}{{ $args = append $args (printf "--resources-to-ignore=%s" .) }}{{ end }}
 {{- with $v.ignoredWorkloadTypes }}{{ $args = append $args (printf "--ignored-workload-types=%s" (join "," .)) }}{{ end }}
+{{- if ne $v.cronjobStrategy "job" }}{{ $args = append $args (printf "--cronjob-strategy=%s" $v.cronjobStrategy) }}{{ end }}
 {{- if $v.autoReloadAll }}{{ $args = append $args "--auto-reload-all" }}{{ end }}
 {{- if $v.reloadOnCreate }}{{ $args = append $args "--reload-on-create" }}{{ end }}
 {{- if $v.reloadOnDelete }}{{ $args = append $args "--reload-on-delete" }}{{ end }}

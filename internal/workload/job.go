@@ -1,0 +1,188 @@
+package workload
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// A Job's pod template cannot change, so ripple rolls a Job as Reloader
+// does, by deleting and recreating it, but safely: a Job that completed is
+// left alone, and the new Job is created only once the old one's pods are
+// gone. The rollout spans several reconciles and survives a restart:
+//  1. rollJob marks the Job (the Recreate annotation and finalizer, and the
+//     record) and deletes it with foreground propagation;
+//  2. the garbage collector deletes its pods, then removes its
+//     foregroundDeletion finalizer;
+//  3. resumeJob sees only ripple's finalizer left, removes it and creates
+//     the Job again under the same name.
+func init() {
+	t := newType[batchv1.Job, batchv1.JobList](batchv1.SchemeGroupVersion, "Job", "jobs",
+		func(o *batchv1.Job) *corev1.PodTemplateSpec { return &o.Spec.Template })
+	template := t.Template
+	// A CronJob's Job is the CronJob's to rerun: it inherits the
+	// jobTemplate's annotations, and would otherwise be recreated too.
+	t.Template = func(o client.Object) *corev1.PodTemplateSpec {
+		tmpl := template(o)
+		if tmpl == nil {
+			return nil
+		}
+		if owner := metav1.GetControllerOfNoCopy(o); owner != nil && owner.Kind == "CronJob" {
+			return nil
+		}
+		return tmpl
+	}
+	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
+		return rollJob(ctx, c, t, obj, ch)
+	}
+	t.Resume = func(ctx context.Context, c client.Client, obj client.Object) (Result, bool, error) {
+		return resumeJob(ctx, c, t, obj)
+	}
+	register(t)
+}
+
+// pendingJob is the Recreate annotation's value.
+type pendingJob struct {
+	Stamp string `json:"stamp"`
+	Cause string `json:"cause"`
+}
+
+func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch Change) (Result, error) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return Result{}, fmt.Errorf("%T is not a Job", obj)
+	}
+	if jobCompleted(job) {
+		return Result{Held: "the Job completed, so it is not run again"}, t.Write(ctx, c, obj, ch.Record, "")
+	}
+	pending, err := json.Marshal(pendingJob{Stamp: ch.Stamp, Cause: ch.Cause})
+	if err != nil {
+		return Result{}, fmt.Errorf("encoding the Job to recreate: %w", err)
+	}
+	body := t.TemplatePatch(job.ResourceVersion, map[string]string{annotations.Recorded: ch.Record, annotations.Recreate: string(pending)}, nil)
+	body["metadata"].(map[string]any)["finalizers"] = append(slices.Clone(job.Finalizers), annotations.Recreate)
+	if err := t.patch(ctx, c, obj, body); err != nil {
+		return Result{}, err
+	}
+	return Result{}, deleteForeground(ctx, c, t, job)
+}
+
+func deleteForeground(ctx context.Context, c client.Client, t Type, job *batchv1.Job) error {
+	uid := job.UID
+	if err := c.Delete(ctx, t.Metadata(job.Namespace, job.Name), client.PropagationPolicy(metav1.DeletePropagationForeground),
+		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Job %s/%s to recreate it: %w", job.Namespace, job.Name, err)
+	}
+	return nil
+}
+
+func jobCompleted(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// resumeJob carries a recreation on from wherever it stopped: deleting the
+// marked Job, waiting for its pods, or creating the new one.
+func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) (Result, bool, error) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return Result{}, false, nil
+	}
+	raw, marked := job.Annotations[annotations.Recreate]
+	switch {
+	case !marked:
+		return Result{}, false, nil
+	case job.DeletionTimestamp == nil:
+		return Result{}, true, deleteForeground(ctx, c, t, job)
+	case slices.ContainsFunc(job.Finalizers, func(f string) bool { return f != annotations.Recreate }):
+		// The garbage collector is deleting the pods; its finalizer goes
+		// when they are gone, and that update queues the Job again.
+		return Result{}, true, nil
+	}
+	var pending pendingJob
+	// A mangled annotation still recreates the Job, without a stamp.
+	_ = json.Unmarshal([]byte(raw), &pending)
+	next := recreated(job, pending)
+	body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion, "finalizers": []string{}}}
+	if err := t.patch(ctx, c, obj, body); client.IgnoreNotFound(err) != nil {
+		return Result{}, true, err
+	}
+	if err := createRetrying(ctx, c, next); err != nil {
+		return Result{}, true, err
+	}
+	return Result{Created: next, Cause: pending.Cause}, true, nil
+}
+
+// createRetrying creates the new Job: the old one is gone by now, with the
+// spec, so the create is retried rather than left to the workqueue.
+func createRetrying(ctx context.Context, c client.Client, job *batchv1.Job) error {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8},
+		func(ctx context.Context) (bool, error) {
+			last = c.Create(ctx, job, client.FieldOwner(FieldOwner))
+			return last == nil, nil
+		})
+	if err != nil {
+		return fmt.Errorf("recreating Job %s/%s: %w (last error: %w)", job.Namespace, job.Name, err, last)
+	}
+	return nil
+}
+
+// generatedJobLabels are set by the API server on a Job and its pod
+// template from the Job's UID and name: a new Job gets its own.
+var generatedJobLabels = []string{"controller-uid", batchv1.ControllerUidLabel, "job-name", batchv1.JobNameLabel}
+
+// recreated is the Job to create in place of old: the same spec, without
+// what the API server generated for old.
+func recreated(old *batchv1.Job, pending pendingJob) *batchv1.Job {
+	spec := old.Spec.DeepCopy()
+	spec.Selector = nil
+	spec.ManualSelector = nil
+	spec.Template.Labels = withoutKeys(spec.Template.Labels, generatedJobLabels)
+	if spec.Template.Annotations == nil {
+		spec.Template.Annotations = map[string]string{}
+	}
+	if pending.Stamp != "" {
+		spec.Template.Annotations[annotations.ConfigDigest] = pending.Stamp
+	}
+	ann := withoutKeys(old.Annotations, []string{annotations.Recreate})
+	ann[annotations.ReloadCause] = pending.Cause
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            old.Name,
+			Namespace:       old.Namespace,
+			Labels:          withoutKeys(old.Labels, generatedJobLabels),
+			Annotations:     ann,
+			OwnerReferences: old.OwnerReferences,
+		},
+		Spec: *spec,
+	}
+	job.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	return job
+}
+
+func withoutKeys(m map[string]string, keys []string) map[string]string {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, k := range keys {
+		delete(out, k)
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+const id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestReloadJobName_SaysWhyAndIsAValidJobName(t *testing.T) {
+	cases := []struct{ cronJob, want string }{
+		{"nightly", "nightly-reload-01234567"},
+		{strings.Repeat("a", 52), strings.Repeat("a", 47) + "-reload-01234567"},
+		{strings.Repeat("a", 46) + ".b", strings.Repeat("a", 46) + "-reload-01234567"},
+	}
+	for _, c := range cases {
+		got := reloadJobName(c.cronJob, id)
+		if got != c.want {
+			t.Errorf("reloadJobName(%q) = %q, want %q", c.cronJob, got, c.want)
+		}
+		if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+			t.Errorf("%q is not a valid Job name: %v", got, errs)
+		}
+		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+			t.Errorf("%q cannot be the job-name label: %v", got, errs)
+		}
+	}
+}
+
+func TestJobFrom_RunsTheJobTemplateOwnedByTheCronJob(t *testing.T) {
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "ns", UID: "cj-uid"},
+		Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "x"}},
+			Spec:       batchv1.JobSpec{BackoffLimit: ptr.To[int32](2)},
+		}},
+	}
+	job := jobFrom(cj, Change{ID: id, Stamp: "k:1:d", Cause: "ConfigMap/app"})
+
+	if job.Name != "nightly-reload-01234567" || job.Namespace != "ns" {
+		t.Errorf("Job %s/%s", job.Namespace, job.Name)
+	}
+	owner := metav1.GetControllerOf(job)
+	if owner == nil || owner.Kind != "CronJob" || owner.UID != "cj-uid" {
+		t.Errorf("controller = %+v, want the CronJob", owner)
+	}
+	want := map[string]string{"note": "x", "cronjob.kubernetes.io/instantiate": "manual", annotations.ReloadCause: "ConfigMap/app"}
+	for k, v := range want {
+		if job.Annotations[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, job.Annotations[k], v)
+		}
+	}
+	if job.Labels["team"] != "a" || *job.Spec.BackoffLimit != 2 {
+		t.Errorf("the jobTemplate's labels or spec were not copied: %+v", job)
+	}
+	if job.Spec.Template.Annotations[annotations.ConfigDigest] != "k:1:d" {
+		t.Errorf("the pod template carries no stamp")
+	}
+	if len(cj.Spec.JobTemplate.Annotations) != 1 || cj.Spec.JobTemplate.Spec.Template.Annotations != nil {
+		t.Errorf("the CronJob was changed: %+v", cj.Spec.JobTemplate)
+	}
+}
+
+func TestRecreated_KeepsTheSpecAndDropsWhatTheAPIServerGenerated(t *testing.T) {
+	generated := map[string]string{"controller-uid": "u", batchv1.ControllerUidLabel: "u", "job-name": "migrate", batchv1.JobNameLabel: "migrate", "app": "db"}
+	old := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "migrate", Namespace: "ns", UID: "u", ResourceVersion: "9",
+			Labels:      generated,
+			Annotations: map[string]string{annotations.Recreate: "{}", annotations.Recorded: "rec", "note": "x"},
+			Finalizers:  []string{annotations.Recreate}},
+		Spec: batchv1.JobSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: "u"}},
+			ManualSelector: ptr.To(false),
+			BackoffLimit:   ptr.To[int32](4),
+			Template:       corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: generated}},
+		},
+		Status: batchv1.JobStatus{Active: 1},
+	}
+	job := recreated(old, pendingJob{Stamp: "k:1:d", Cause: "Secret/db"})
+
+	if job.Name != "migrate" || job.UID != "" || job.ResourceVersion != "" || len(job.Finalizers) != 0 || job.Status.Active != 0 {
+		t.Errorf("the new Job carries the old one's identity: %+v", job.ObjectMeta)
+	}
+	if job.Spec.Selector != nil || job.Spec.ManualSelector != nil || *job.Spec.BackoffLimit != 4 {
+		t.Errorf("spec = %+v", job.Spec)
+	}
+	for _, labels := range []map[string]string{job.Labels, job.Spec.Template.Labels} {
+		if len(labels) != 1 || labels["app"] != "db" {
+			t.Errorf("labels = %v, want only app=db", labels)
+		}
+	}
+	if _, ok := job.Annotations[annotations.Recreate]; ok || job.Annotations[annotations.Recorded] != "rec" ||
+		job.Annotations[annotations.ReloadCause] != "Secret/db" {
+		t.Errorf("annotations = %v", job.Annotations)
+	}
+	if job.Spec.Template.Annotations[annotations.ConfigDigest] != "k:1:d" {
+		t.Errorf("the pod template carries no stamp")
+	}
+	if old.Labels["job-name"] != "migrate" || old.Spec.Selector == nil {
+		t.Errorf("the old Job was changed")
+	}
+}
+
+func TestJobTemplate_LeavesACronJobsJobToTheCronJob(t *testing.T) {
+	jobs, _ := ByPlural("jobs")
+	cases := []struct {
+		name   string
+		owners []metav1.OwnerReference
+		want   bool
+	}{
+		{"no owner", nil, true},
+		{"controlled by a CronJob", []metav1.OwnerReference{{Kind: "CronJob", Name: "c", Controller: ptr.To(true)}}, false},
+		{"owned, not controlled, by a CronJob", []metav1.OwnerReference{{Kind: "CronJob", Name: "c"}}, true},
+		{"controlled by something else", []metav1.OwnerReference{{Kind: "Workflow", Name: "w", Controller: ptr.To(true)}}, true},
+	}
+	for _, c := range cases {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{OwnerReferences: c.owners}}
+		if got := jobs.Template(job) != nil; got != c.want {
+			t.Errorf("%s: has a template = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestJobCompleted_OnlyACompleteConditionCounts(t *testing.T) {
+	cases := []struct {
+		name       string
+		conditions []batchv1.JobCondition
+		want       bool
+	}{
+		{"running", nil, false},
+		{"complete", []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}, true},
+		{"failed is run again", []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}, false},
+		{"complete false", []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionFalse}}, false},
+	}
+	for _, c := range cases {
+		if got := jobCompleted(&batchv1.Job{Status: batchv1.JobStatus{Conditions: c.conditions}}); got != c.want {
+			t.Errorf("%s: completed = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
