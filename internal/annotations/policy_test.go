@@ -399,3 +399,29 @@ func TestTracks_RenamedKeysWork(t *testing.T) {
 		t.Errorf("Problems = %v, want one naming the renamed key", bad.Problems)
 	}
 }
+
+func TestChoice_TakesAKnownValueElseTheDefaultAndReportsTheRest(t *testing.T) {
+	const key = "example.com/strategy"
+	values := []string{"job", "template"}
+	cases := []struct {
+		name     string
+		metadata map[string]string
+		want     string
+		problem  bool
+	}{
+		{"absent", nil, "job", false},
+		{"known", map[string]string{key: "template"}, "template", false},
+		{"case matters", map[string]string{key: "Template"}, "job", true},
+		{"empty", map[string]string{key: ""}, "job", true},
+		{"huge", map[string]string{key: strings.Repeat("x", 100000)}, "job", true},
+	}
+	for _, c := range cases {
+		got, problem := Choice(c.metadata, key, values, "job")
+		if got != c.want || (problem != nil) != c.problem {
+			t.Errorf("%s: Choice = %q, %v; want %q, problem %v", c.name, got, problem, c.want, c.problem)
+		}
+		if problem != nil && (problem.Annotation != key || len(problem.String()) > 1024) {
+			t.Errorf("%s: problem %q", c.name, problem.String())
+		}
+	}
+}
