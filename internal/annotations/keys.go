@@ -43,6 +43,13 @@ const (
 	// only stamps the jobTemplate, so the next scheduled run picks the
 	// config up and nothing runs now. --cronjob-strategy sets the default.
 	CronJobStrategy = "ripple.dev/cronjob-strategy"
+	// RolloutStrategy on an Argo Rollout, Reloader's annotation with
+	// Reloader's values: "rollout" (the default) rolls it through its pod
+	// template, a new revision as for a Deployment; "restart" sets its
+	// spec.restartAt, and Argo restarts its pods without a new revision. A
+	// Rollout with spec.workloadRef always restarts: its pod template is
+	// the referenced Deployment's, which ripple does not write.
+	RolloutStrategy = "reloader.stakater.com/rollout-strategy"
 )
 
 // Annotations that ripple writes. They are ripple's own and cannot be renamed.

@@ -10,6 +10,11 @@ import (
 // expression, which only a match against each name can decide.
 const refIndex = "ripple.dev/refs"
 
+// templateRefIndex is the field index from a workload whose pods are made
+// from another workload's pod template (an Argo Rollout with workloadRef)
+// to that workload's name, so that a change of the template reaches it.
+const templateRefIndex = "ripple.dev/template-ref"
+
 func refKey(kind refs.Kind, namespace, name string) string {
 	return string(kind) + "/" + namespace + "/" + name
 }
@@ -21,9 +26,20 @@ func patternKey(kind refs.Kind, namespace string) string {
 // indexKeys lists every object whose change may matter to the workload:
 // all referenced objects of a kind the policy tracks at all, and the
 // reload lists. Objects the workload recorded but no longer names still
-// matter: their deletion must reach it.
+// matter: their deletion must reach it. A workload whose pod template is
+// another's cannot name what that template references from its own
+// version, which the index keeps, so it is indexed like a reload list with
+// a pattern: for every object of a kind its policy tracks by reference,
+// and Reconcile reads the template.
 func indexKeys(ns string, v *view) []string {
 	var out []string
+	if v.templateRef != "" {
+		for _, kind := range refs.Kinds {
+			if kp := v.policy.For(kind); kp.Auto || kp.Search {
+				out = append(out, patternKey(kind, ns))
+			}
+		}
+	}
 	for r := range v.referenced {
 		kp := v.policy.For(r.Kind)
 		if kp.Auto || kp.Search {

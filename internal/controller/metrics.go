@@ -16,6 +16,7 @@ const (
 	skipNamespace     = "namespace-not-selected"
 	skipCopiedRecord  = "record-copied"
 	skipHeld          = "held"
+	skipTemplateRef   = "template-ref-unsupported"
 )
 
 var (

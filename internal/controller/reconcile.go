@@ -105,6 +105,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !v.policy.OptedIn() && !v.hasRecord {
 		return ctrl.Result{}, nil
 	}
+	if v, err = r.borrowed(ctx, obj, v); v == nil || err != nil {
+		return ctrl.Result{}, err
+	}
 	current, problems, err := r.track(ctx, req.Namespace, v)
 	r.reportProblems(ctx, obj, problems)
 	if err != nil {
@@ -321,6 +324,42 @@ func (r *Reconciler) resumed(ctx context.Context, obj client.Object, res workloa
 	}
 	r.event(res.Created, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Recreated %s because %s changed", obj.GetName(), res.Cause)
 	logf.FromContext(ctx).Info("Recreated workload", "changed", res.Cause)
+}
+
+// borrowed returns the view to reconcile: v, or for a workload whose pods
+// are made from another workload's pod template, a copy of v (views are
+// shared) with what that template references, read from the cache. nil
+// means there is nothing to do now: the reference cannot be followed (said
+// with an Event), or the workload it names does not exist yet, whose
+// creation queues this one.
+func (r *Reconciler) borrowed(ctx context.Context, obj client.Object, v *view) (*view, error) {
+	if v.unfollowable != "" {
+		skipsTotal.WithLabelValues(skipTemplateRef).Inc()
+		logf.FromContext(ctx).Info("Cannot read the pod template the workload uses", "reason", v.unfollowable)
+		r.event(obj, corev1.EventTypeWarning, ReasonReloadSkipped, "Reload", "Not tracked: %s", v.unfollowable)
+		return nil, nil
+	}
+	if v.templateRef == "" {
+		return v, nil
+	}
+	src := *r.Type.TemplateSource
+	holder := src.New()
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: v.templateRef}
+	if err := client.IgnoreNotFound(r.Get(ctx, key, holder, client.UnsafeDisableDeepCopy)); err != nil {
+		return nil, fmt.Errorf("reading cached %s %s: %w", src.Kind, key, err)
+	}
+	if holder.GetUID() == "" {
+		logf.FromContext(ctx).V(1).Info("Waiting for the workload whose pod template this one uses", "kind", src.Kind, "name", v.templateRef)
+		return nil, nil
+	}
+	out := *v
+	out.referenced = map[refs.Ref]bool{}
+	if tmpl := src.Template(holder); tmpl != nil {
+		for _, ref := range refs.FromPodSpec(&tmpl.Spec) {
+			out.referenced[ref] = true
+		}
+	}
+	return &out, nil
 }
 
 // changeID names one change of a workload's config: the record it replaces

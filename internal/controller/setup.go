@@ -41,6 +41,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		return err
 	}
 	for _, typ := range opts.Workloads() {
+		served, err := apiServed(mgr, typ)
+		if err != nil {
+			return err
+		}
+		if !served {
+			continue
+		}
 		r := &Reconciler{Client: mgr.GetClient(), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet()}
@@ -49,6 +56,24 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		}
 	}
 	return nil
+}
+
+// apiServed reports whether the cluster serves the type's API. A kind a CRD
+// brings (Argo Rollouts) may be turned on where the CRD is not installed:
+// ripple says so once and rolls the other kinds, rather than fail to start
+// or wait forever for a cache that cannot sync. It looks once, at start: a
+// CRD installed later is taken up when ripple restarts.
+func apiServed(mgr ctrl.Manager, typ workload.Type) (bool, error) {
+	_, err := mgr.GetRESTMapper().RESTMapping(typ.GroupVersion.WithKind(typ.Kind).GroupKind(), typ.GroupVersion.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		mgr.GetLogger().Info("Not rolling a workload kind the cluster does not serve; restart ripple once its CRD is installed",
+			"kind", typ.Kind, "apiVersion", typ.GroupVersion.String())
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("looking up the API of %s: %w", typ.Kind, err)
+	}
+	return true, nil
 }
 
 // watchConfig registers one handler on each of the ConfigMap and Secret
@@ -82,7 +107,9 @@ func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, s
 //   - a ConfigMap or Secret event: the shared config watch looks its
 //     "kind/namespace/name" up in refIndex and queues the workloads found,
 //     after --debounce;
-//   - with --namespace-selector, a namespace's new labels: all its workloads.
+//   - with --namespace-selector, a namespace's new labels: all its workloads;
+//   - for a type whose pod template may be another workload's, a change of
+//     that workload's template: the workloads that use it.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, config []*fanout) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Type.New(), refIndex, r.views.indexValues); err != nil {
 		return fmt.Errorf("indexing: %w", err)
@@ -98,7 +125,46 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, con
 		b = b.WatchesMetadata(namespaceObject(), handler.EnqueueRequestsFromMapFunc(workloadsIn(mgr.GetClient(), r.Type)),
 			builder.WithPredicates(relabelled()))
 	}
+	if src := r.Type.TemplateSource; src != nil {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, r.Type.New(), templateRefIndex, r.views.templateRefValues); err != nil {
+			return fmt.Errorf("indexing template references: %w", err)
+		}
+		b = b.Watches(src.New(), handler.EnqueueRequestsFromMapFunc(templateUsers(mgr.GetClient(), r.Type)),
+			builder.WithPredicates(predicate.NewPredicateFuncs(inScope(r.Opts)), templateChanged(*src)))
+	}
 	return b.Complete(r)
+}
+
+// templateUsers maps a workload to those of typ whose pods are made from
+// its pod template.
+func templateUsers(reader client.Reader, typ workload.Type) handler.MapFunc {
+	return func(ctx context.Context, src client.Object) []reconcile.Request {
+		list := typ.NewList()
+		err := reader.List(ctx, list, client.InNamespace(src.GetNamespace()), client.MatchingFields{templateRefIndex: src.GetName()},
+			client.UnsafeDisableDeepCopy)
+		if err != nil {
+			logf.FromContext(ctx).Error(err, "Cannot look up the workloads that use a pod template", "namespace", src.GetNamespace(), "name", src.GetName())
+			return nil
+		}
+		var out []reconcile.Request
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			if w, ok := o.(client.Object); ok {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+			}
+			return nil
+		})
+		return out
+	}
+}
+
+// templateChanged passes the creation and deletion of a workload whose pod
+// template others may use, and the updates that change that template.
+func templateChanged(src workload.Type) predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !equality.Semantic.DeepEqual(src.Template(e.ObjectOld), src.Template(e.ObjectNew))
+		},
+	}
 }
 
 // inScope passes the objects of every namespace but --namespaces-to-ignore.
@@ -155,8 +221,9 @@ func (r *Reconciler) interesting() predicate.Predicate {
 }
 
 // inputsChanged passes an update of a workload only when what Reconcile
-// reads changed: its pod spec, its annotations (ripple's own two aside) or
-// its finalizers, whose removal moves a Job's recreation on.
+// reads changed: its pod spec, its annotations (ripple's own two aside),
+// its finalizers, whose removal moves a Job's recreation on, or the
+// workload whose pod template it uses.
 // Status updates and ripple's own patches, half of all events, stop here.
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
@@ -169,9 +236,21 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
 				!r.views.of(e.ObjectNew).ownRecord() ||
 				!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
-				!equality.Semantic.DeepEqual(oldT.Spec, newT.Spec)
+				!equality.Semantic.DeepEqual(oldT.Spec, newT.Spec) ||
+				r.templateRefChanged(e.ObjectOld, e.ObjectNew)
 		},
 	}
+}
+
+// templateRefChanged reads the reference itself: a view of the old version
+// would take the new one's place in the views' cache.
+func (r *Reconciler) templateRefChanged(a, b client.Object) bool {
+	if r.Type.TemplateRef == nil {
+		return false
+	}
+	nameA, errA := r.Type.TemplateRef(a)
+	nameB, errB := r.Type.TemplateRef(b)
+	return nameA != nameB || (errA == nil) != (errB == nil)
 }
 
 func equalExcept(a, b map[string]string, key string) bool {

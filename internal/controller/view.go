@@ -26,6 +26,11 @@ type view struct {
 	recordErr error
 	// strategy is how the workload rolls, for types that offer a choice.
 	strategy string
+	// templateRef names the workload of the type's TemplateSource whose pod
+	// template the workload's pods are made from, when not its own: then
+	// referenced is empty here, and Reconcile reads that template
+	// (borrowed). unfollowable says why a reference cannot be followed.
+	templateRef, unfollowable string
 }
 
 // interesting reports whether a workload's events are worth a reconcile: it
@@ -89,6 +94,12 @@ func (vs *views) compute(obj client.Object) *view {
 	for _, ref := range refs.FromPodSpec(&tmpl.Spec) {
 		v.referenced[ref] = true
 	}
+	if vs.typ.TemplateRef != nil {
+		var err error
+		if v.templateRef, err = vs.typ.TemplateRef(obj); err != nil {
+			v.unfollowable = err.Error()
+		}
+	}
 	v.strategy = vs.strategyOf(obj, &v.policy)
 	var raw string
 	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]
@@ -116,6 +127,14 @@ func (vs *views) strategyOf(obj client.Object, policy *annotations.Policy) strin
 func (vs *views) indexValues(obj client.Object) []string {
 	if v := vs.of(obj); v != nil {
 		return indexKeys(obj.GetNamespace(), v)
+	}
+	return nil
+}
+
+// templateRefValues is the templateRefIndex function of the views' type.
+func (vs *views) templateRefValues(obj client.Object) []string {
+	if v := vs.of(obj); v != nil && v.templateRef != "" {
+		return []string{v.templateRef}
 	}
 	return nil
 }

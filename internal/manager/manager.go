@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -26,6 +28,7 @@ import (
 	"github.com/ripple-controller/ripple/internal/apiclock"
 	"github.com/ripple-controller/ripple/internal/controller"
 	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // New builds ripple's manager; Start runs it. The manager logs with ctx's
@@ -44,7 +47,11 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, logf.FromContext(ctx)))
+	scheme, err := schemeFor(opts.Workloads())
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme, logf.FromContext(ctx)))
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
@@ -80,14 +87,14 @@ func logScope(mgr ctrl.Manager, opts *options.Options) {
 // managerOptions maps ripple's options onto controller-runtime's. A Lease
 // namespace left empty, by the flag and by POD_NAMESPACE, makes
 // controller-runtime read the in-cluster one.
-func managerOptions(opts *options.Options, log logr.Logger) ctrl.Options {
+func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logger) ctrl.Options {
 	lease, renew, retry := opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod
 	probe := opts.ProbeAddr
 	if probe == "0" {
 		probe = ""
 	}
 	return ctrl.Options{
-		Scheme:                        clientgoscheme.Scheme,
+		Scheme:                        scheme,
 		Logger:                        log,
 		Cache:                         controller.CacheOptions(opts),
 		Metrics:                       metricsOptions(opts),
@@ -104,6 +111,33 @@ func managerOptions(opts *options.Options, log logr.Logger) ctrl.Options {
 		// process, as the test suites do.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
+}
+
+// schemeFor returns client-go's scheme when it knows every workload type
+// ripple rolls, as it does the built-in kinds. A type a CRD brings (Argo
+// Rollouts, turned on) goes in a scheme of this manager's own: registering
+// it in client-go's global one would leak it to every other manager in the
+// process, as the test suites run several.
+func schemeFor(types []workload.Type) (*runtime.Scheme, error) {
+	var missing []workload.Type
+	for _, t := range types {
+		if !clientgoscheme.Scheme.Recognizes(t.GroupVersion.WithKind(t.Kind)) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return clientgoscheme.Scheme, nil
+	}
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("building the scheme: %w", err)
+	}
+	for _, t := range missing {
+		s.AddKnownTypeWithName(t.GroupVersion.WithKind(t.Kind), t.New())
+		s.AddKnownTypeWithName(t.GroupVersion.WithKind(t.Kind+"List"), t.NewList())
+		metav1.AddToGroupVersion(s, t.GroupVersion)
+	}
+	return s, nil
 }
 
 // metricsOptions serves /metrics uncompressed: the page is a few KiB, and a

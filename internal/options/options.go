@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ type Options struct {
 	// Strategies holds the strategy flags of the workload types that offer
 	// a choice (see workload.Strategy), by flag name.
 	Strategies map[string]string
+	// Enabled holds the flags that turn workload types on (see
+	// workload.Type.EnabledBy), by flag name.
+	Enabled map[string]bool
 
 	AutoReloadAll  bool
 	ReloadOnCreate bool
@@ -82,7 +86,7 @@ const (
 type raw struct {
 	namespaces, namespacesToIgnore, namespaceSelector, resourceSelector []string
 	resourcesToIgnore, ignoredWorkloadTypes                             string
-	strategies                                                          map[string]*string
+	strategies, enablers                                                map[string]*string
 }
 
 // Parser binds ripple's flags to a flag set and turns them into Options.
@@ -111,11 +115,16 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.resourceSelector, "resource-label-selector", nil, "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
 	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
 	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload types never rolled: "+strings.Join(plurals(), ", ")+".")
-	r.strategies = map[string]*string{}
+	r.strategies, r.enablers = map[string]*string{}, map[string]*string{}
 	for _, t := range workload.All {
 		if st := t.Strategy; st != nil && st.Flag != "" {
 			r.strategies[st.Flag] = new(string)
 			fs.StringVar(r.strategies[st.Flag], st.Flag, st.Values[0], fmt.Sprintf("How %ss roll when their config changes: %s. The annotation %s on one overrides it.", t.Kind, strings.Join(st.Values, " or "), st.Annotation))
+		}
+		if t.EnabledBy != "" {
+			// A string, as in Reloader, so that "--flag false" means false.
+			r.enablers[t.EnabledBy] = new(string)
+			fs.StringVar(r.enablers[t.EnabledBy], t.EnabledBy, "false", fmt.Sprintf("Roll %ss (%s) too: true or false. Without their API served, ripple says so and rolls the other kinds.", t.Kind, t.GroupVersion))
 		}
 	}
 
@@ -189,6 +198,14 @@ func (p *Parser) Options() (Options, error) {
 			}
 			o.Strategies[st.Flag] = v
 		}
+	}
+	o.Enabled = map[string]bool{}
+	for flag, v := range r.enablers {
+		on, err := strconv.ParseBool(strings.TrimSpace(*v))
+		if err != nil {
+			fail(flag, fmt.Errorf("%q is not true or false", *v))
+		}
+		o.Enabled[flag] = on
 	}
 	errs = append(errs, o.validate()...)
 	return o, errors.Join(errs...)
@@ -320,11 +337,11 @@ func plurals() []string {
 	return out
 }
 
-// Workloads returns the workload types that are not ignored.
+// Workloads returns the workload types that are turned on and not ignored.
 func (o *Options) Workloads() []workload.Type {
 	var out []workload.Type
 	for _, k := range workload.All {
-		if !o.IgnoredWorkloads[k.Plural] {
+		if !o.IgnoredWorkloads[k.Plural] && (k.EnabledBy == "" || o.Enabled[k.EnabledBy]) {
 			out = append(out, k)
 		}
 	}

@@ -90,7 +90,7 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	if got := len(o.Workloads()); got != 5 {
-		t.Errorf("Workloads() has %d kinds by default, want 5", got)
+		t.Errorf("Workloads() has %d kinds by default, want 5: Rollouts only with --is-Argo-Rollouts", got)
 	}
 	if got := o.StrategyOf(cronJobs(t)); got != "job" {
 		t.Errorf("CronJob strategy = %q by default, want job", got)
@@ -108,7 +108,7 @@ func TestEveryFlagIsBound(t *testing.T) {
 		"configmap-exclude-annotation", "secret-exclude-annotation", "log-format", "log-level", "enable-ha", "leader-election-id", "leader-election-namespace",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 		"metrics-bind-address", "health-probe-bind-address", "kube-api-qps", "kube-api-burst", "debounce",
-		"workers", "hmac-key-secret",
+		"workers", "hmac-key-secret", "is-Argo-Rollouts",
 	} {
 		f := fs.Lookup(name)
 		if f == nil {
@@ -202,6 +202,8 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"namespace selector term without key", []string{"--namespace-selector", ":*"}, "--namespace-selector"},
 		{"namespace selector term with two colons", []string{"--namespace-selector", "team:a:b"}, "--namespace-selector"},
 		{"invalid repeated namespace selector", []string{"--namespace-selector", "team:a", "--namespace-selector", "a=b=c"}, "--namespace-selector"},
+		{"argo flag not a boolean", []string{"--is-Argo-Rollouts", "yes"}, "--is-Argo-Rollouts"},
+		{"argo flag empty", []string{"--is-Argo-Rollouts="}, "--is-Argo-Rollouts"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -310,20 +312,24 @@ func TestParseSelector(t *testing.T) {
 	}
 }
 
-func TestWorkloadsDropsIgnoredKinds(t *testing.T) {
+func TestWorkloadsDropsIgnoredKindsAndRollsRolloutsOnlyWithArgo(t *testing.T) {
 	cases := []struct {
-		ignored string
-		want    []string
+		ignored, argo string
+		want          []string
 	}{
-		{"", []string{"CronJob", "DaemonSet", "Deployment", "Job", "StatefulSet"}},
-		{"deployments", []string{"CronJob", "DaemonSet", "Job", "StatefulSet"}},
-		{"StatefulSets, DAEMONSETS", []string{"CronJob", "Deployment", "Job"}},
-		{"jobs,cronjobs", []string{"DaemonSet", "Deployment", "StatefulSet"}},
-		{"deployments,statefulsets,daemonsets,jobs,cronjobs", nil},
+		{"", "false", []string{"CronJob", "DaemonSet", "Deployment", "Job", "StatefulSet"}},
+		{"deployments", "false", []string{"CronJob", "DaemonSet", "Job", "StatefulSet"}},
+		{"StatefulSets, DAEMONSETS", "false", []string{"CronJob", "Deployment", "Job"}},
+		{"jobs,cronjobs", "false", []string{"DaemonSet", "Deployment", "StatefulSet"}},
+		{"deployments,statefulsets,daemonsets,jobs,cronjobs", "false", nil},
+		{"", "true", []string{"CronJob", "DaemonSet", "Deployment", "Job", "Rollout", "StatefulSet"}},
+		{"deployments,statefulsets,daemonsets,jobs,cronjobs", "True", []string{"Rollout"}},
+		{"rollouts", "true", []string{"CronJob", "DaemonSet", "Deployment", "Job", "StatefulSet"}},
+		{"rollouts", "false", []string{"CronJob", "DaemonSet", "Deployment", "Job", "StatefulSet"}},
 	}
 	for _, c := range cases {
-		t.Run(c.ignored, func(t *testing.T) {
-			o := mustParse(t, "--ignored-workload-types", c.ignored)
+		t.Run(c.ignored+" argo="+c.argo, func(t *testing.T) {
+			o := mustParse(t, "--ignored-workload-types", c.ignored, "--is-Argo-Rollouts", c.argo)
 			var got []string
 			for _, k := range o.Workloads() {
 				got = append(got, k.Kind)

@@ -5,7 +5,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func init() {
-	register(newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
-		func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }))
-}
+// deployments is a variable, not only registered, because an Argo Rollout
+// with workloadRef takes its pod template from a Deployment.
+var deployments = newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
+	func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })
+
+func init() { register(deployments) }

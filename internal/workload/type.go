@@ -43,6 +43,19 @@ type Type struct {
 	// deleted to be recreated), and reports whether obj had one under way.
 	// Nil for types that roll in one write.
 	Resume func(ctx context.Context, c client.Client, obj client.Object) (Result, bool, error)
+	// EnabledBy, when set, names the boolean flag that turns the type on:
+	// a kind served only where a CRD is installed (Argo Rollouts) is off
+	// unless asked for, as in Reloader.
+	EnabledBy string
+	// TemplateSource, when set, is the type of workload whose pod template
+	// an object's pods may be made from instead of its own (the Deployment
+	// an Argo Rollout's workloadRef names), and TemplateRef reads which.
+	TemplateSource *Type
+	// TemplateRef returns the name, in the object's namespace, of the
+	// TemplateSource workload whose pod template the object's pods are made
+	// from, or "" when they are made from its own. An error says the object
+	// names a template ripple cannot read.
+	TemplateRef func(client.Object) (string, error)
 }
 
 // Strategy is a per-workload choice of how a type rolls: an annotation on

@@ -20,6 +20,7 @@ func TestAll_HasEveryWorkloadKind(t *testing.T) {
 		"DaemonSet":   {"daemonsets", "spec.template"},
 		"CronJob":     {"cronjobs", "spec.jobTemplate.spec.template"},
 		"Job":         {"jobs", "spec.template"},
+		"Rollout":     {"rollouts", "spec.template"},
 	}
 	if len(All) != len(want) {
 		t.Fatalf("All has %d kinds, want %d", len(All), len(want))
@@ -59,7 +60,8 @@ func TestByPlural_IsCaseInsensitive(t *testing.T) {
 		{"deployment", ""},
 		{"jobs", "Job"},
 		{"CronJobs", "CronJob"},
-		{"rollouts", ""},
+		{"rollouts", "Rollout"},
+		{"rollout", ""},
 		{"", ""},
 		{" deployments", ""},
 	}
@@ -80,6 +82,7 @@ func TestTemplate_ReturnsTheObjectsOwnTemplate(t *testing.T) {
 		"Job":         &batchv1.Job{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
 		"CronJob": &batchv1.CronJob{Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}}}},
+		"Rollout": &Rollout{Spec: RolloutSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}}},
 	}
 	for _, k := range All {
 		t.Run(k.Kind, func(t *testing.T) {
