@@ -193,6 +193,29 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(ok).To(BeFalse(), "no right on Jobs when neither Jobs nor CronJobs are handled")
 	})
 
+	It("grants Rollouts get/list/watch/patch only with isArgoRollouts, and Deployments read for their workloadRef", func() {
+		_, objs := render("default")
+		ok, _ := grants(objs.rules()["ClusterRole ripple"], "argoproj.io", "rollouts", "watch")
+		Expect(ok).To(BeFalse(), "no right on Rollouts without isArgoRollouts")
+
+		_, objs = render("default", "--set", "isArgoRollouts=true")
+		rules := objs.rules()["ClusterRole ripple"]
+		Expect(rules).To(ContainElement(rbacv1.PolicyRule{APIGroups: []string{"argoproj.io"}, Resources: []string{"rollouts"}, Verbs: []string{"get", "list", "watch", "patch"}}))
+		opts, _ := parseArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0].Args)
+		Expect(opts.Enabled["is-Argo-Rollouts"]).To(BeTrue())
+
+		_, objs = render("default", "--set", "isArgoRollouts=true", "--set", "ignoredWorkloadTypes={deployments}")
+		rules = objs.rules()["ClusterRole ripple"]
+		Expect(rules).To(ContainElement(rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}}),
+			"a Rollout's workloadRef is read, never written")
+		ok, _ = grants(rules, "apps", "deployments", "patch")
+		Expect(ok).To(BeFalse())
+
+		_, objs = render("default", "--set", "isArgoRollouts=true", "--set", "ignoredWorkloadTypes={rollouts}")
+		ok, _ = grants(objs.rules()["ClusterRole ripple"], "argoproj.io", "rollouts", "watch")
+		Expect(ok).To(BeFalse(), "no right on ignored Rollouts")
+	})
+
 	It("in the namespaced scope, grants a Role in each listed namespace and nothing cluster-scoped", func() {
 		_, objs := render("namespaced")
 		Expect(objs.ofKind("ClusterRole")).To(BeEmpty())

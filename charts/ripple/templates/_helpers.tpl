@@ -104,12 +104,14 @@ app.kubernetes.io/component: controller
 {{- end }}
 {{- end }}
 
-{{/* The workload kinds that are not ignored, as API resource names. */}}
+{{/* The workload kinds that are turned on and not ignored, as API resource names. */}}
 {{- define "ripple.workloadResources" -}}
 {{- $ignored := list }}
 {{- range .Values.ignoredWorkloadTypes }}{{ $ignored = append $ignored (lower .) }}{{ end }}
+{{- $kinds := list "deployments" "statefulsets" "daemonsets" "cronjobs" "jobs" }}
+{{- if .Values.isArgoRollouts }}{{ $kinds = append $kinds "rollouts" }}{{ end }}
 {{- $out := list }}
-{{- range list "deployments" "statefulsets" "daemonsets" "cronjobs" "jobs" }}
+{{- range $kinds }}
 {{- if not (has . $ignored) }}{{ $out = append $out . }}{{ end }}
 {{- end }}
 {{- toJson $out }}
@@ -127,6 +129,17 @@ reports on workloads (through the events.k8s.io API).
 {{- if $apps }}
 - apiGroups: ["apps"]
   resources: {{ toJson $apps }}
+  verbs: ["get", "list", "watch", "patch"]
+{{- end }}
+{{- /* A Rollout with workloadRef takes its pod template from a Deployment, which ripple reads but does not write. */}}
+{{- if and (has "rollouts" $workloads) (not (has "deployments" $workloads)) }}
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+{{- if has "rollouts" $workloads }}
+- apiGroups: ["argoproj.io"]
+  resources: ["rollouts"]
   verbs: ["get", "list", "watch", "patch"]
 {{- end }}
 {{- if has "cronjobs" $workloads }}
@@ -166,6 +179,7 @@ reports on workloads (through the events.k8s.io API).
 {{- with $v.resourceLabelSelector }}{{ $args = append $args (printf "--resource-label-selector=%s" .) }}{{ end }}
 {{- with $v.resourcesToIgnore }}{{ $args = append $args (printf "--resources-to-ignore=%s" .) }}{{ end }}
 {{- with $v.ignoredWorkloadTypes }}{{ $args = append $args (printf "--ignored-workload-types=%s" (join "," .)) }}{{ end }}
+{{- if $v.isArgoRollouts }}{{ $args = append $args "--is-Argo-Rollouts=true" }}{{ end }}
 {{- if ne $v.cronjobStrategy "job" }}{{ $args = append $args (printf "--cronjob-strategy=%s" $v.cronjobStrategy) }}{{ end }}
 {{- if $v.autoReloadAll }}{{ $args = append $args "--auto-reload-all" }}{{ end }}
 {{- if $v.reloadOnCreate }}{{ $args = append $args "--reload-on-create" }}{{ end }}
