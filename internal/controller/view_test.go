@@ -71,3 +71,60 @@ func TestView_WhatMakesAWorkloadInteresting(t *testing.T) {
 		})
 	}
 }
+
+func TestViews_ARolloutWithWorkloadRefIsIndexedForEveryObjectItMayTrack(t *testing.T) {
+	typ, ok := workload.ByPlural("rollouts")
+	if !ok {
+		t.Fatal("no rollouts type")
+	}
+	ref := &workload.RolloutRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	cases := []struct {
+		name          string
+		ann           map[string]string
+		ref           *workload.RolloutRef
+		keys          []string
+		templateRef   string
+		unfollowable  bool
+		strategy      string
+		problemsCount int
+	}{
+		{"own template", map[string]string{annotations.Auto: "true"}, nil, []string{"ConfigMap/ns/cfg"}, "", false, workload.RolloutTemplate, 0},
+		{"workloadRef, auto", map[string]string{annotations.Auto: "true"}, ref, []string{"ConfigMap/ns/*", "Secret/ns/*"}, "web", false, workload.RolloutTemplate, 0},
+		{"workloadRef, ConfigMaps only", map[string]string{annotations.ConfigMapAuto: "true"}, ref, []string{"ConfigMap/ns/*"}, "web", false, workload.RolloutTemplate, 0},
+		{"workloadRef, a reload list", map[string]string{annotations.SecretReload: "db"}, ref, []string{"Secret/ns/db"}, "web", false, workload.RolloutTemplate, 0},
+		{"workloadRef, not opted in", nil, ref, nil, "web", false, workload.RolloutTemplate, 0},
+		{"workloadRef to a ReplicaSet", map[string]string{annotations.Auto: "true"}, &workload.RolloutRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web"},
+			nil, "", true, workload.RolloutTemplate, 0},
+		{"restart strategy", map[string]string{annotations.Auto: "true", annotations.RolloutStrategy: "restart"}, nil, []string{"ConfigMap/ns/cfg"}, "", false, workload.RolloutRestart, 0},
+		{"unknown strategy", map[string]string{annotations.Auto: "true", annotations.RolloutStrategy: "blue-green"}, nil, []string{"ConfigMap/ns/cfg"}, "", false, workload.RolloutTemplate, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ro := &workload.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid", ResourceVersion: "1", Annotations: c.ann}}
+			if c.ref != nil {
+				ro.Spec.WorkloadRef = c.ref
+			} else {
+				ro.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{
+					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}
+			}
+			vs := newViews(typ, annotations.DefaultKeys(), false, workload.RolloutTemplate)
+			v := vs.of(ro)
+			if got := slices.Sorted(slices.Values(vs.indexValues(ro))); !slices.Equal(got, c.keys) {
+				t.Errorf("index keys = %v, want %v", got, c.keys)
+			}
+			if v.templateRef != c.templateRef || (v.unfollowable != "") != c.unfollowable {
+				t.Errorf("templateRef, unfollowable = %q, %q", v.templateRef, v.unfollowable)
+			}
+			var want []string
+			if c.templateRef != "" {
+				want = []string{c.templateRef}
+			}
+			if got := vs.templateRefValues(ro); !slices.Equal(got, want) {
+				t.Errorf("template reference index = %v, want %v", got, want)
+			}
+			if v.strategy != c.strategy || len(v.policy.Problems) != c.problemsCount {
+				t.Errorf("strategy %q with %d problems, want %q with %d", v.strategy, len(v.policy.Problems), c.strategy, c.problemsCount)
+			}
+		})
+	}
+}
