@@ -3,8 +3,9 @@
 // The path of one change, file by file:
 //
 //   - setup.go wires it. Setup builds one watch of ConfigMaps and one of
-//     Secrets (watchConfig), then one controller per workload type;
-//     Reconciler.SetupWithManager lists everything that queues a workload.
+//     Secrets (watchConfig), then one controller per workload type the
+//     cluster serves; Reconciler.SetupWithManager lists everything that
+//     queues a workload.
 //   - cache.go: the informer cache holds only the trimmed metadata of
 //     ConfigMaps and Secrets, so unused objects cost a few hundred bytes and
 //     no data is ever cached.
@@ -15,11 +16,13 @@
 //   - view.go: what ripple needs of one version of a workload (policy,
 //     references, record, index values) is computed once and shared by the
 //     index, the predicates and Reconcile.
-//   - reconcile.go: Reconcile reads the tracked objects (tracked.go) and their
-//     digests, one GET per object version (digests.go), compares them with the
-//     record (recorded.go, fold.go): unchanged means no write, first sight
-//     means record only, a change means one merge patch of the record and the
-//     pod template's stamp. A lost record or one under an unknown key is
+//   - reconcile.go: Reconcile reads the pod template a workload borrows
+//     from another (an Argo Rollout's workloadRef, borrowed), the tracked
+//     objects (tracked.go) and their digests, one GET per object version
+//     (digests.go), compares them with the record (recorded.go, fold.go):
+//     unchanged means no write, first sight means record only, a change
+//     means one merge patch of the record and the pod template's stamp (or
+//     what the type's Roll writes with the record). A lost record or one under an unknown key is
 //     handled from the evidence the workload carries (evidence.go); a
 //     creation is told from a change by births.go.
 package controller
