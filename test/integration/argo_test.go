@@ -357,26 +357,28 @@ var _ = Describe("Argo Rollouts", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", auto, nil, envFromConfigMap("cfg"))
 		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"))
-		startRipple("--is-Argo-Rollouts=false")
+		r := startRipple("--is-Argo-Rollouts=false")
 		depBefore := recorded(dep)
 		roBefore := rolloutStateOf(ro)
 
 		setData(cm, "k", "2")
 		expectRolledOnce(dep, depBefore)
 		expectRolloutUntouched(ro, roBefore)
+		Expect(string(r.logs.Contents())).NotTo(ContainSubstring(`"controllerKind":"Rollout"`), "no watch of Rollouts")
 	})
 
 	It("leaves Rollouts alone with --ignored-workload-types=rollouts, and still rolls Deployments", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", auto, nil, envFromConfigMap("cfg"))
 		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"))
-		startRipple(argo, "--ignored-workload-types=rollouts")
+		r := startRipple(argo, "--ignored-workload-types=rollouts")
 		depBefore := recorded(dep)
 		roBefore := rolloutStateOf(ro)
 
 		setData(cm, "k", "2")
 		expectRolledOnce(dep, depBefore)
 		expectRolloutUntouched(ro, roBefore)
+		Expect(string(r.logs.Contents())).NotTo(ContainSubstring(`"controllerKind":"Rollout"`), "no watch of Rollouts")
 	})
 
 	It("rolls Rollouts with --ignored-workload-types=deployments, reading the referenced Deployment all the same", func() {
@@ -414,6 +416,7 @@ var _ = Describe("Argo Rollouts turned on where the Rollout CRD is not installed
 
 		setData(cm, "k", "2")
 		expectRolledOnce(dep, before)
+		Expect(string(r.logs.Contents())).NotTo(ContainSubstring(`"controllerKind":"Rollout"`), "no controller waits for Rollouts")
 	})
 })
 
