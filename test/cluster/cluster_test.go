@@ -73,6 +73,49 @@ func TestControlPlaneServesAndCleansUp(t *testing.T) {
 	}
 }
 
+func TestThirdPartyCRDsInstallFromTheirModulesAndUninstall(t *testing.T) {
+	c, err := StartControlPlane()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	disc := kubernetes.NewForConfigOrDie(c.Config).Discovery()
+	served := func(gv, resource string) bool {
+		list, err := disc.ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			return false
+		}
+		for _, r := range list.APIResources {
+			if r.Name == resource {
+				return true
+			}
+		}
+		return false
+	}
+	crds, err := InstallCRDs(c.Config, AllCRDs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][2]string{
+		{"argoproj.io/v1alpha1", "rollouts"},
+		{"secrets-store.csi.x-k8s.io/v1", "secretproviderclasses"},
+		{"secrets-store.csi.x-k8s.io/v1", "secretproviderclasspodstatuses"},
+	} {
+		if !served(want[0], want[1]) {
+			t.Errorf("%s %s is not served after InstallCRDs", want[0], want[1])
+		}
+	}
+	if err := UninstallCRDs(c.Config, crds, RolloutCRD); err != nil {
+		t.Fatal(err)
+	}
+	if served("argoproj.io/v1alpha1", "rollouts") {
+		t.Errorf("rollouts are still served after UninstallCRDs")
+	}
+	if !served("secrets-store.csi.x-k8s.io/v1", "secretproviderclasses") {
+		t.Errorf("UninstallCRDs of the Rollout CRD uninstalled another")
+	}
+}
+
 // A later spec takes the API server away and brings it back; the cluster must
 // carry on, with the same address, credentials and data.
 func TestFullClusterCarriesOnAfterAnAPIServerRestart(t *testing.T) {

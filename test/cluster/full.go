@@ -314,7 +314,13 @@ func (c *Cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.waitUsable(ctx, client)
+	if err := c.waitUsable(ctx, client); err != nil {
+		return err
+	}
+	// Third-party workloads and config sources ripple handles: the e2e
+	// specs create their objects.
+	_, err = InstallCRDs(c.Config, AllCRDs...)
+	return err
 }
 
 func (c *Cluster) createNodes(ctx context.Context, client kubernetes.Interface) error {
