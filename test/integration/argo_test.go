@@ -341,6 +341,22 @@ var _ = Describe("Argo Rollouts", func() {
 		expectRestartedOnce(ro, before, changedAt)
 	})
 
+	It("records a Rollout whose referenced Deployment is created after it, and then restarts it for a change", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ro := createRolloutRef(ns, "web", "web-template", auto)
+		startRipple(argo)
+		Consistently(func() string { return rolloutStateOf(ro).Recorded }, quiet).Should(BeEmpty(),
+			"nothing is recorded while the template is missing")
+
+		createSourceDeployment(ns, "web-template", envFromConfigMap("cfg"))
+		before := rolloutRecorded(ro)
+		Expect(before.Recorded).To(ContainSubstring("ConfigMap/cfg="))
+
+		changedAt := time.Now()
+		setData(cm, "k", "2")
+		expectRestartedOnce(ro, before, changedAt)
+	})
+
 	It("reports a workloadRef to a kind it cannot follow, and writes nothing", func() {
 		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRolloutWith(ns, "web", auto, map[string]any{
