@@ -1,0 +1,432 @@
+package integration
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// The control plane runs no CronJob, Job or garbage collector controller:
+// these specs play them where the behaviour needs them (a CronJob's active
+// Jobs, a Job's completion, the removal of foregroundDeletion).
+
+// batchWait bounds what a spec waits for ripple: long enough for a loaded
+// 2-core machine running the suite in parallel.
+const batchWait = 20 * time.Second
+
+// forbiddenWait covers ripple's 5 s re-check of a CronJob under Forbid.
+const forbiddenWait = 30 * time.Second
+
+func waitFor(actual any) AsyncAssertion {
+	return Eventually(actual).WithTimeout(batchWait)
+}
+
+func jobPod(mods []podMod) corev1.PodTemplateSpec {
+	t := template("batch", mods)
+	t.Labels = nil
+	t.Spec.RestartPolicy = corev1.RestartPolicyNever
+	return t
+}
+
+func createCronJob(ns, name string, ann map[string]string, mods ...podMod) *batchv1.CronJob {
+	GinkgoHelper()
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: maps.Clone(ann)},
+		Spec: batchv1.CronJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "batch"}, Annotations: map[string]string{"note": "kept"}},
+			Spec:       batchv1.JobSpec{Template: jobPod(mods)},
+		}},
+	}
+	Expect(k8s.Create(suiteCtx, cj)).To(Succeed())
+	return cj
+}
+
+func createJob(ns, name string, ann map[string]string, mods ...podMod) *batchv1.Job {
+	GinkgoHelper()
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: maps.Clone(ann), Labels: map[string]string{"app": "migrate"}},
+		Spec:       batchv1.JobSpec{BackoffLimit: ptr.To[int32](3), Template: jobPod(mods)},
+	}
+	Expect(k8s.Create(suiteCtx, job)).To(Succeed())
+	return job
+}
+
+// jobsIn lists the names of the Jobs in ns.
+func jobsIn(ns string) func() []string {
+	return func() []string {
+		list := &batchv1.JobList{}
+		Expect(k8s.List(suiteCtx, list, client.InNamespace(ns))).To(Succeed())
+		var out []string
+		for _, j := range list.Items {
+			out = append(out, j.Name)
+		}
+		return out
+	}
+}
+
+func recordOf(obj client.Object) func() string {
+	return func() string {
+		if err := k8s.Get(suiteCtx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return ""
+		}
+		return obj.GetAnnotations()[annotations.Recorded]
+	}
+}
+
+func expectRecorded(obj client.Object) string {
+	GinkgoHelper()
+	waitFor(recordOf(obj)).ShouldNot(BeEmpty())
+	return recordOf(obj)()
+}
+
+// removeBatchLeftovers lets a spec's namespace empty: the finalizers of a
+// Job being recreated wait for controllers this control plane lacks.
+func removeBatchLeftovers(ns string) {
+	ctx := context.Background()
+	list := &batchv1.JobList{}
+	_ = k8s.List(ctx, list, client.InNamespace(ns))
+	for i := range list.Items {
+		if j := &list.Items[i]; len(j.Finalizers) > 0 {
+			_ = k8s.Patch(ctx, j, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+		}
+	}
+	_ = k8s.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(ns), client.PropagationPolicy(metav1.DeletePropagationBackground))
+	_ = k8s.DeleteAllOf(ctx, &batchv1.CronJob{}, client.InNamespace(ns))
+}
+
+func newBatchNamespace() string {
+	GinkgoHelper()
+	ns := newNamespace(nil)
+	DeferCleanup(removeBatchLeftovers, ns)
+	return ns
+}
+
+var _ = Describe("CronJobs", func() {
+	It("records a CronJob at first sight without running a Job", func() {
+		ns := newBatchNamespace()
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(cj)
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+	})
+
+	DescribeTable("runs one Job from the jobTemplate, owned by the CronJob, when its config changes (Reloader's cases)",
+		func(ann map[string]string, useSecret bool, mod func(string) podMod) {
+			ns := newBatchNamespace()
+			var change func()
+			if useSecret {
+				s := createSecret(ns, "cfg", map[string]string{"k": "1"})
+				change = func() { setSecretData(s, "k", "2") }
+			} else {
+				cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+				change = func() { setData(cm, "k", "2") }
+			}
+			cj := createCronJob(ns, "nightly", ann, mod("cfg"))
+			startRipple()
+			expectRecorded(cj)
+			change()
+			waitFor(jobsIn(ns)).Should(ConsistOf(MatchRegexp(`^nightly-reload-[0-9a-f]{8}$`)))
+			list := &batchv1.JobList{}
+			Expect(k8s.List(suiteCtx, list, client.InNamespace(ns))).To(Succeed())
+			job := list.Items[0]
+			owner := metav1.GetControllerOf(&job)
+			Expect(owner).NotTo(BeNil())
+			Expect(owner.UID).To(Equal(cj.UID))
+			Expect(job.Annotations).To(HaveKeyWithValue("cronjob.kubernetes.io/instantiate", "manual"))
+			Expect(job.Annotations).To(HaveKeyWithValue("note", "kept"))
+			Expect(job.Annotations[annotations.ReloadCause]).To(ContainSubstring("cfg"))
+			Expect(job.Labels).To(HaveKeyWithValue("team", "batch"))
+			Expect(job.Spec.Template.Annotations).To(HaveKey(annotations.ConfigDigest))
+			waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("Reloaded: "), ContainSubstring(job.Name))))
+			Consistently(jobsIn(ns), quiet).Should(HaveLen(1), "one change runs one Job")
+		},
+		Entry("ConfigMap named by the reload annotation", map[string]string{annotations.ConfigMapReload: "cfg"}, false, envFromConfigMap),
+		Entry("Secret named by the reload annotation", map[string]string{annotations.SecretReload: "cfg"}, true, envFromSecret),
+		Entry("auto and a ConfigMap", auto, false, envFromConfigMap),
+		Entry("auto and a ConfigMap key reference", auto, false, envConfigMapKey),
+		Entry("auto and a Secret key reference", auto, true, envSecretKey),
+	)
+
+	It("runs one Job for two edits within the debounce window and none for a labels-only edit", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		startRipple("--debounce=1s")
+		expectRecorded(cj)
+		relabel(cm, "x")
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+		setData(cm, "k", "2")
+		setData(cm, "k", "3")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
+	})
+
+	It("starts no Job for a suspended CronJob, records the change and says why", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) { c.Spec.Suspend = ptr.To(true) })
+		startRipple()
+		before := expectRecorded(cj)
+		setData(cm, "k", "2")
+		waitFor(recordOf(cj)).ShouldNot(Equal(before))
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadSkipped: "), ContainSubstring("suspended"))))
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+	})
+
+	It("waits for the running Job under concurrencyPolicy Forbid, then runs one", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent })
+		setActive := func(active []corev1.ObjectReference) {
+			waitFor(func() error {
+				if err := k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj); err != nil {
+					return err
+				}
+				cj.Status.Active = active
+				return k8s.Status().Update(suiteCtx, cj)
+			}).Should(Succeed())
+		}
+		setActive([]corev1.ObjectReference{{Kind: "Job", Namespace: ns, Name: "nightly-123", APIVersion: "batch/v1"}})
+		startRipple()
+		expectRecorded(cj)
+		setData(cm, "k", "2")
+		Consistently(jobsIn(ns), 3*time.Second).Should(BeEmpty(), "no second Job while one runs")
+		setActive(nil)
+		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(1))
+	})
+
+	DescribeTable("only stamps the jobTemplate with the template strategy",
+		func(ann map[string]string, flags []string, wantJob bool) {
+			ns := newBatchNamespace()
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			cj := createCronJob(ns, "nightly", ann, envFromConfigMap("cfg"))
+			startRipple(flags...)
+			expectRecorded(cj)
+			stamp := func() string {
+				Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+				return cj.Spec.JobTemplate.Spec.Template.Annotations[annotations.ConfigDigest]
+			}
+			setData(cm, "k", "2")
+			if wantJob {
+				waitFor(jobsIn(ns)).Should(HaveLen(1))
+				Expect(stamp()).To(BeEmpty())
+				return
+			}
+			waitFor(stamp).ShouldNot(BeEmpty())
+			Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+		},
+		Entry("by annotation", map[string]string{annotations.Auto: "true", annotations.CronJobStrategy: "template"}, nil, false),
+		Entry("by flag", auto, []string{"--cronjob-strategy=template"}, false),
+		Entry("the annotation job overrides the flag", map[string]string{annotations.Auto: "true", annotations.CronJobStrategy: "job"},
+			[]string{"--cronjob-strategy=template"}, true),
+	)
+
+	It("reports an unknown strategy and applies the flag's, and refuses an unknown flag value", func() {
+		Expect(startRippleErr("--cronjob-strategy=nope")).To(MatchError(ContainSubstring("--cronjob-strategy")))
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", map[string]string{annotations.Auto: "true", annotations.CronJobStrategy: "nope"}, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(cj)
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("InvalidAnnotation: "), ContainSubstring(annotations.CronJobStrategy))))
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+	})
+
+	It("leaves CronJobs alone with --ignored-workload-types=cronjobs", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		dep := createDeployment(ns, "control", auto, envFromConfigMap("cfg"))
+		startRipple("--ignored-workload-types=cronjobs")
+		before := expectRecorded(dep)
+		setData(cm, "k", "2")
+		waitFor(recordOf(dep)).ShouldNot(Equal(before), "ripple saw the change")
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+		Expect(recordOf(cj)()).To(BeEmpty())
+	})
+})
+
+// jobNow reads the Job of that name, whatever its UID.
+func jobNow(ns, name string) func() *batchv1.Job {
+	return func() *batchv1.Job {
+		j := &batchv1.Job{}
+		if err := k8s.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, j); err != nil {
+			return nil
+		}
+		return j
+	}
+}
+
+// actAsGarbageCollector removes foregroundDeletion once the Job is being
+// deleted, as the garbage collector does when its pods are gone.
+func actAsGarbageCollector(job *batchv1.Job) {
+	GinkgoHelper()
+	waitFor(func() []string {
+		if j := jobNow(job.Namespace, job.Name)(); j != nil && j.UID == job.UID && j.DeletionTimestamp != nil {
+			return j.Finalizers
+		}
+		return nil
+	}).Should(ContainElements(metav1.FinalizerDeleteDependents, annotations.Recreate))
+	update(job, func(j *batchv1.Job) {
+		j.Finalizers = slices.DeleteFunc(j.Finalizers, func(f string) bool { return f == metav1.FinalizerDeleteDependents })
+	})
+}
+
+func expectRecreated(old *batchv1.Job) *batchv1.Job {
+	GinkgoHelper()
+	waitFor(func() types.UID {
+		if j := jobNow(old.Namespace, old.Name)(); j != nil {
+			return j.UID
+		}
+		return ""
+	}).Should(And(Not(BeEmpty()), Not(Equal(old.UID))))
+	return jobNow(old.Namespace, old.Name)()
+}
+
+func setJobStatus(job *batchv1.Job, conditions ...batchv1.JobConditionType) {
+	GinkgoHelper()
+	waitFor(func() error {
+		if err := k8s.Get(suiteCtx, client.ObjectKeyFromObject(job), job); err != nil {
+			return err
+		}
+		now := metav1.Now()
+		job.Status.StartTime = &now
+		for _, c := range conditions {
+			job.Status.Conditions = append(job.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue,
+				LastProbeTime: now, LastTransitionTime: now, Reason: "Spec", Message: "set by the spec"})
+		}
+		if slices.Contains(conditions, batchv1.JobComplete) {
+			job.Status.CompletionTime = &now
+			job.Status.Succeeded = 1
+		} else {
+			job.Status.Failed = 4
+		}
+		return k8s.Status().Update(suiteCtx, job)
+	}).Should(Succeed())
+}
+
+var _ = Describe("Jobs", func() {
+	It("records a Job at first sight without recreating it", func() {
+		ns := newBatchNamespace()
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(job)
+		Consistently(func() types.UID { return jobNow(ns, "migrate")().UID }, quiet).Should(Equal(job.UID))
+	})
+
+	It("recreates a Job after its pods are gone, with the same spec, a stamp and an Event naming the change", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", map[string]string{annotations.ConfigMapReload: "cfg"}, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(job)
+		setData(cm, "k", "2")
+		Consistently(func() types.UID { return jobNow(ns, "migrate")().UID }, time.Second).Should(Equal(job.UID),
+			"the old Job stays until the garbage collector has deleted its pods")
+		actAsGarbageCollector(job)
+		next := expectRecreated(job)
+
+		Expect(*next.Spec.BackoffLimit).To(Equal(int32(3)))
+		Expect(next.Spec.Template.Spec.Containers[0].EnvFrom).To(Equal(job.Spec.Template.Spec.Containers[0].EnvFrom))
+		Expect(next.Labels).To(HaveKeyWithValue("app", "migrate"))
+		Expect(next.Spec.Selector.MatchLabels).To(HaveKeyWithValue(batchv1.ControllerUidLabel, string(next.UID)), "a selector of its own")
+		Expect(next.Spec.Template.Annotations).To(HaveKey(annotations.ConfigDigest))
+		Expect(next.Annotations[annotations.ReloadCause]).To(ContainSubstring("cfg"))
+		Expect(next.Annotations).NotTo(HaveKey(annotations.Recreate))
+		Expect(next.Finalizers).NotTo(ContainElement(annotations.Recreate))
+		waitFor(eventsFor(next)).Should(ContainElement(And(HavePrefix("Reloaded: Recreated"), ContainSubstring("cfg"))))
+		Consistently(func() types.UID { return jobNow(ns, "migrate")().UID }, quiet).Should(Equal(next.UID), "recreated once")
+	})
+
+	It("recreates a Job whose recreation a restart of ripple interrupted", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		r := startRipple()
+		expectRecorded(job)
+		setData(cm, "k", "2")
+		waitFor(func() bool { j := jobNow(ns, "migrate")(); return j != nil && j.DeletionTimestamp != nil }).Should(BeTrue())
+		r.stop()
+		actAsGarbageCollector(job)
+		startRipple()
+		expectRecreated(job)
+	})
+
+	DescribeTable("recreates a failed Job and never one that completed",
+		func(condition batchv1.JobConditionType, recreated bool) {
+			ns := newBatchNamespace()
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+			conditions := []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobFailed}
+			if condition == batchv1.JobComplete {
+				conditions = []batchv1.JobConditionType{batchv1.JobSuccessCriteriaMet, batchv1.JobComplete}
+			}
+			setJobStatus(job, conditions...)
+			startRipple()
+			before := expectRecorded(job)
+			setData(cm, "k", "2")
+			if recreated {
+				actAsGarbageCollector(job)
+				expectRecreated(job)
+				return
+			}
+			waitFor(recordOf(job)).ShouldNot(Equal(before), "the change is recorded")
+			waitFor(eventsFor(job)).Should(ContainElement(And(HavePrefix("ReloadSkipped: "), ContainSubstring("completed"))))
+			Consistently(func() *metav1.Time { return jobNow(ns, "migrate")().DeletionTimestamp }, quiet).Should(BeNil())
+		},
+		Entry("failed", batchv1.JobFailed, true),
+		Entry("completed", batchv1.JobComplete, false),
+	)
+
+	It("never recreates a Job controlled by a CronJob, whatever its template says", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", nil, envFromConfigMap("cfg"))
+		job := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly-1",
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}},
+			Spec: batchv1.JobSpec{Template: jobPod([]podMod{envFromConfigMap("cfg")})},
+		}
+		job.Spec.Template.Annotations = map[string]string{annotations.Auto: "true"}
+		Expect(k8s.Create(suiteCtx, job)).To(Succeed())
+		dep := createDeployment(ns, "control", auto, envFromConfigMap("cfg"))
+		startRipple()
+		before := expectRecorded(dep)
+		setData(cm, "k", "2")
+		waitFor(recordOf(dep)).ShouldNot(Equal(before), "ripple saw the change")
+		Consistently(func() *metav1.Time { return jobNow(ns, job.Name)().DeletionTimestamp }, quiet).Should(BeNil())
+		Expect(recordOf(job)()).To(BeEmpty())
+	})
+
+	It("leaves Jobs alone with --ignored-workload-types=jobs", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		dep := createDeployment(ns, "control", auto, envFromConfigMap("cfg"))
+		startRipple("--ignored-workload-types=jobs")
+		before := expectRecorded(dep)
+		setData(cm, "k", "2")
+		waitFor(recordOf(dep)).ShouldNot(Equal(before), "ripple saw the change")
+		Consistently(func() *metav1.Time { return jobNow(ns, "migrate")().DeletionTimestamp }, quiet).Should(BeNil())
+		Expect(recordOf(job)()).To(BeEmpty())
+		Expect(strings.Join(jobsIn(ns)(), ",")).To(Equal("migrate"))
+	})
+})
