@@ -39,7 +39,7 @@ const (
 )
 
 // controllers are the kube-controller-manager controllers the tests rely on:
-// the workload controllers that roll out, garbage collection of old
+// the workload controllers that roll out or run pods, garbage collection of old
 // ReplicaSets and of pods, namespace deletion, the default ServiceAccount
 // that the ServiceAccount admission plugin requires before a pod is
 // admitted, and node lifecycle, which lifts the not-ready taint that every
@@ -51,6 +51,8 @@ var controllers = []string{
 	"replicaset-controller",
 	"statefulset-controller",
 	"daemonset-controller",
+	"job-controller",
+	"cronjob-controller",
 	"garbage-collector-controller",
 	"namespace-controller",
 	"serviceaccount-controller",
