@@ -50,7 +50,7 @@ var _ = Describe("CronJobs and Jobs on a full cluster", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, err = clientset.BatchV1().CronJobs(ns).Create(ctx, &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Annotations: map[string]string{annotations.Auto: "true"}},
-			Spec: batchv1.CronJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: jobTemplate("cfg")}}},
+			Spec:       batchv1.CronJobSpec{Schedule: "0 0 1 1 *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: jobTemplate("cfg")}}},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		startRipple()
