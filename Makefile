@@ -109,9 +109,17 @@ test-integration: ## Run the integration specs in parallel, with the race detect
 test-support: ## Run test/chart, test/bench's TestSmoke and test/cluster (needs `make tools`)
 	@$(call phase,chart bench cluster tests,$(GO) test -count=1 -timeout=20m ./test/chart/... ./test/bench/... ./test/cluster/...)
 
+# The specs labelled argo-controller need the real Argo Rollouts controller,
+# whose cold build does not fit the cold budget of `make test`: they run in
+# `make test-e2e-argo`.
 .PHONY: test-e2e
 test-e2e: ## Run the e2e specs on a full local cluster (needs `make tools`)
-	@$(call phase,e2e tests,$(GO) test -count=1 -timeout=30m ./test/e2e/...)
+	@$(call phase,e2e tests,$(GO) test -count=1 -timeout=30m ./test/e2e/... -ginkgo.label-filter='!argo-controller')
+
+.PHONY: test-e2e-argo
+test-e2e-argo: tools ## Build the Argo Rollouts controller (about 5.5 minutes cold), then run the e2e specs that need it
+	@$(call phase,argo rollouts controller,bash hack/argo-rollouts.sh >/dev/null)
+	@$(call phase,e2e argo tests,ARGO_ROLLOUTS_DIR=$$(bash hack/argo-rollouts.sh 2>/dev/null) $(GO) test -count=1 -timeout=30m ./test/e2e/... -ginkgo.label-filter=argo-controller)
 
 # test/bench's TestSmoke runs the benchmark harness at W=200 and checks
 # correctness only, not speed; test-support runs it with the rest of test/.
