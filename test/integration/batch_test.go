@@ -356,6 +356,31 @@ var _ = Describe("Jobs", func() {
 		Consistently(func() types.UID { return jobNow(ns, "migrate")().UID }, quiet).Should(Equal(next.UID), "recreated once")
 	})
 
+	DescribeTable("recreates a Job when what it uses changes (Reloader's Job cases)",
+		func(ann map[string]string, useSecret bool, mod func(string) podMod) {
+			ns := newBatchNamespace()
+			var change func()
+			if useSecret {
+				s := createSecret(ns, "cfg", map[string]string{"k": "1"})
+				change = func() { setSecretData(s, "k", "2") }
+			} else {
+				cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+				change = func() { setData(cm, "k", "2") }
+			}
+			job := createJob(ns, "migrate", ann, mod("cfg"))
+			startRipple()
+			expectRecorded(job)
+			change()
+			actAsGarbageCollector(job)
+			expectRecreated(job)
+		},
+		Entry("ConfigMap named by the reload annotation", map[string]string{annotations.ConfigMapReload: "cfg"}, false, envFromConfigMap),
+		Entry("Secret named by the reload annotation", map[string]string{annotations.SecretReload: "cfg"}, true, envFromSecret),
+		Entry("auto and a ConfigMap", auto, false, envFromConfigMap),
+		Entry("a ConfigMap key reference", map[string]string{annotations.ConfigMapReload: "cfg"}, false, envConfigMapKey),
+		Entry("a Secret key reference", map[string]string{annotations.SecretReload: "cfg"}, true, envSecretKey),
+	)
+
 	It("recreates a Job whose recreation a restart of ripple interrupted", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
