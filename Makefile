@@ -165,5 +165,5 @@ cluster-down: ## Stop the local cluster
 
 .PHONY: demo
 demo: build ## Show ripple rolling out a Deployment after a ConfigMap edit, on a throwaway cluster
-	@bash hack/build-etcd.sh && bash hack/build-kube.sh && bash hack/build-kwok.sh
+	@bash hack/build-etcd.sh && bash hack/build-kube.sh && bash hack/build-kwok.sh && bash hack/build-crds.sh
 	$(GO) run ./hack/demo

@@ -26,6 +26,7 @@ up() {
 	bash "${ROOT}/hack/build-etcd.sh"
 	bash "${ROOT}/hack/build-kube.sh"
 	bash "${ROOT}/hack/build-kwok.sh"
+	bash "${ROOT}/hack/build-crds.sh"
 	mkdir -p "${STATE}"
 	# Built like the tests are, so the two share the build cache.
 	(cd "${ROOT}" && go build -o "${STATE}/local-cluster" ./test/cluster/cmd/local-cluster)
