@@ -347,6 +347,11 @@ var _ = Describe("Jobs", func() {
 		Expect(*next.Spec.BackoffLimit).To(Equal(int32(3)))
 		Expect(next.Spec.Template.Spec.Containers[0].EnvFrom).To(Equal(job.Spec.Template.Spec.Containers[0].EnvFrom))
 		Expect(next.Labels).To(HaveKeyWithValue("app", "migrate"))
+		for _, generated := range []string{"controller-uid", batchv1.ControllerUidLabel, "job-name", batchv1.JobNameLabel} {
+			Expect(next.Labels[generated]).NotTo(Equal(string(job.UID)), "%s is the new Job's own", generated)
+			Expect(next.Spec.Template.Labels[generated]).NotTo(Equal(string(job.UID)), "%s is the new Job's own", generated)
+		}
+		Expect(ptr.Deref(next.Spec.ManualSelector, false)).To(BeFalse())
 		Expect(next.Spec.Selector.MatchLabels).To(HaveKeyWithValue(batchv1.ControllerUidLabel, string(next.UID)), "a selector of its own")
 		Expect(next.Spec.Template.Annotations).To(HaveKey(annotations.ConfigDigest))
 		Expect(next.Annotations[annotations.ReloadCause]).To(ContainSubstring("cfg"))
