@@ -210,7 +210,19 @@ var _ = Describe("ripple's log at the most verbose level", func() {
 			logSecretEdit(ctx, ns, "badly-ignored", func(s *corev1.Secret) { s.Data["k"] = []byte(values.next()) })
 			rolledFrom(ctx, ns, "web", web)
 
-			By("stopping ripple, so that its whole log is on disk")
+			By("stopping ripple once it has logged the last rollout, so that its whole log is on disk")
+			// The rollout is visible as soon as the API server applied the
+			// patch, before ripple has read the reply and logged it.
+			Eventually(func() int {
+				raw, _ := os.ReadFile(p.LogPath)
+				n := 0
+				for _, line := range strings.Split(string(raw), "\n") {
+					if strings.Contains(line, "Rolled workload") && strings.Contains(line, ns) {
+						n++
+					}
+				}
+				return n
+			}).WithTimeout(30 * time.Second).Should(BeNumerically(">=", 6))
 			p.Stop()
 			raw, err := os.ReadFile(p.LogPath)
 			Expect(err).NotTo(HaveOccurred())
