@@ -112,21 +112,28 @@ func recordNames(obj client.Object, ref string) {
 var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", func() {
 	BeforeEach(serveCSI)
 
-	It("rolls a Deployment with secretproviderclass auto once when its pod's status reports a new version, and not again when the rollout's pods report the same one", func() {
+	It("rolls a Deployment with secretproviderclass auto once when its pods' statuses report a new version, and not again when the rollout's pods report the same one", func() {
 		ns := newNamespace(nil)
 		createClass(ns, "vault")
-		old := mountStatus(ns, "app-1", "vault", "1")
+		pod1 := mountStatus(ns, "app-1", "vault", "1")
+		pod2 := mountStatus(ns, "app-2", "vault", "1")
 		startRipple("--enable-csi-integration")
 		d := createDeployment(ns, "app", spcAuto, volumeCSI("vault"))
 		before := recorded(d)
 		Expect(before.Recorded).To(ContainSubstring("SecretProviderClass/vault="))
 
-		rotate(old, "2")
+		By("the driver rotating one pod, then the other")
+		rotate(pod1, "2")
 		after := expectRolledOnce(d, before)
 		Expect(eventsFor(d)()).To(ContainElement(ContainSubstring("SecretProviderClass/vault")))
+		rotate(pod2, "2")
+		expectNoRollout(d, after)
 
-		mountStatus(ns, "app-2", "vault", "2")
-		Expect(k8s.Delete(suiteCtx, old)).To(Succeed())
+		By("the rollout replacing both pods")
+		mountStatus(ns, "app-3", "vault", "2")
+		mountStatus(ns, "app-4", "vault", "2")
+		Expect(k8s.Delete(suiteCtx, pod1)).To(Succeed())
+		Expect(k8s.Delete(suiteCtx, pod2)).To(Succeed())
 		expectNoRollout(d, after)
 	})
 
