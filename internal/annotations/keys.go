@@ -36,6 +36,21 @@ const (
 	SecretExclude = "secrets.exclude.reloader.stakater.com/reload"
 )
 
+// Annotations on a workload for SecretProviderClasses, read only with
+// --enable-csi-integration. Reloader offers no flag to rename them, so
+// neither does ripple. Auto and Search apply to them as to ConfigMaps.
+const (
+	// SecretProviderClassAuto on a workload: like Auto, for the
+	// SecretProviderClasses its secrets store CSI volumes name.
+	SecretProviderClassAuto = "secretproviderclass.reloader.stakater.com/auto"
+	// SecretProviderClassReload on a workload: like ConfigMapReload, for
+	// SecretProviderClass names.
+	SecretProviderClassReload = "secretproviderclass.reloader.stakater.com/reload"
+	// SecretProviderClassExclude on a workload's metadata: comma-separated
+	// SecretProviderClass names that never trigger it.
+	SecretProviderClassExclude = "secretproviderclasses.exclude.reloader.stakater.com/reload"
+)
+
 // Annotations that choose how a workload rolls. They cannot be renamed.
 const (
 	// CronJobStrategy on a CronJob: "job" (the default) creates a Job from
@@ -84,7 +99,23 @@ type Keys struct {
 	Ignore           string
 	ConfigMapExclude string
 	SecretExclude    string
+	// The SecretProviderClass keys are empty, and the kind is never
+	// tracked, unless --enable-csi-integration sets them (WithCSI).
+	SecretProviderClassAuto    string
+	SecretProviderClassReload  string
+	SecretProviderClassExclude string
 }
+
+// WithCSI returns the keys with the SecretProviderClass annotations set.
+func (k Keys) WithCSI() Keys {
+	k.SecretProviderClassAuto = SecretProviderClassAuto
+	k.SecretProviderClassReload = SecretProviderClassReload
+	k.SecretProviderClassExclude = SecretProviderClassExclude
+	return k
+}
+
+// csi reports whether the SecretProviderClass annotations are read at all.
+func (k Keys) csi() bool { return k.SecretProviderClassReload != "" }
 
 // DefaultKeys returns Reloader's annotation names.
 func DefaultKeys() Keys {
@@ -108,8 +139,11 @@ type kindKeys struct {
 }
 
 func (k Keys) forKind(kind refs.Kind) kindKeys {
-	if kind == refs.Secret {
+	switch kind {
+	case refs.Secret:
 		return kindKeys{reload: k.SecretReload, auto: k.SecretAuto, exclude: k.SecretExclude}
+	case refs.SecretProviderClass:
+		return kindKeys{reload: k.SecretProviderClassReload, auto: k.SecretProviderClassAuto, exclude: k.SecretProviderClassExclude}
 	}
 	return kindKeys{reload: k.ConfigMapReload, auto: k.ConfigMapAuto, exclude: k.ConfigMapExclude}
 }

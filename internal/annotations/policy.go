@@ -42,6 +42,8 @@ type KindPolicy struct {
 type Policy struct {
 	ConfigMaps KindPolicy
 	Secrets    KindPolicy
+	// SecretProviderClasses is empty without --enable-csi-integration.
+	SecretProviderClasses KindPolicy
 	// Problems lists the values that were skipped as invalid.
 	Problems []Problem
 
@@ -50,15 +52,18 @@ type Policy struct {
 
 // For returns the part of the policy for one kind.
 func (p *Policy) For(kind refs.Kind) *KindPolicy {
-	if kind == refs.Secret {
+	switch kind {
+	case refs.Secret:
 		return &p.Secrets
+	case refs.SecretProviderClass:
+		return &p.SecretProviderClasses
 	}
 	return &p.ConfigMaps
 }
 
 // OptedIn reports whether anything at all may trigger the workload.
 func (p *Policy) OptedIn() bool {
-	return p.ConfigMaps.optedIn() || p.Secrets.optedIn()
+	return p.ConfigMaps.optedIn() || p.Secrets.optedIn() || p.SecretProviderClasses.optedIn()
 }
 
 func (k *KindPolicy) optedIn() bool { return k.Auto || k.Search || !k.Reload.Empty() }
@@ -133,6 +138,11 @@ func (k Keys) Parse(metadata, template map[string]string, autoReloadAll bool) Po
 	p := Policy{ignoreKey: k.Ignore, matchKey: k.Match}
 	p.ConfigMaps = p.kind(k, k.forKind(refs.ConfigMap), metadata, template, autoReloadAll)
 	p.Secrets = p.kind(k, k.forKind(refs.Secret), metadata, template, autoReloadAll)
+	// Without CSI integration the kind behaves as if absent: not even auto
+	// or --auto-reload-all reaches it.
+	if k.csi() {
+		p.SecretProviderClasses = p.kind(k, k.forKind(refs.SecretProviderClass), metadata, template, autoReloadAll)
+	}
 	return p
 }
 

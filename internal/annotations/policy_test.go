@@ -425,3 +425,46 @@ func TestChoice_TakesAKnownValueElseTheDefaultAndReportsTheRest(t *testing.T) {
 		}
 	}
 }
+
+func TestParse_SecretProviderClassesAreTrackedOnlyWithCSIIntegration(t *testing.T) {
+	cases := []struct {
+		name        string
+		csi         bool
+		ann         map[string]string
+		autoAll     bool
+		wantAuto    bool
+		wantReload  string
+		wantExclude string
+		wantOptedIn bool
+	}{
+		{name: "typed auto with CSI", csi: true, ann: map[string]string{SecretProviderClassAuto: "true"}, wantAuto: true, wantOptedIn: true},
+		{name: "typed auto without CSI opts in to nothing", ann: map[string]string{SecretProviderClassAuto: "true"}},
+		{name: "auto covers SecretProviderClasses with CSI, as in Reloader", csi: true, ann: map[string]string{Auto: "true"}, wantAuto: true, wantOptedIn: true},
+		{name: "auto-reload-all does not reach them without CSI", autoAll: true},
+		{name: "reload list with CSI", csi: true, ann: map[string]string{SecretProviderClassReload: "vault"}, wantReload: "vault", wantOptedIn: true},
+		{name: "reload list without CSI opts in to nothing", ann: map[string]string{SecretProviderClassReload: "vault"}},
+		{name: "exclude list with CSI", csi: true, ann: map[string]string{SecretProviderClassAuto: "true", SecretProviderClassExclude: "vault"}, wantAuto: true, wantExclude: "vault", wantOptedIn: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			keys := DefaultKeys()
+			if c.csi {
+				keys = keys.WithCSI()
+			}
+			p := keys.Parse(c.ann, nil, c.autoAll)
+			kp := p.For(refs.SecretProviderClass)
+			if kp.Auto != c.wantAuto {
+				t.Errorf("Auto = %v, want %v", kp.Auto, c.wantAuto)
+			}
+			if got := strings.Join(kp.Reload.Literals(), ","); got != c.wantReload {
+				t.Errorf("Reload = %q, want %q", got, c.wantReload)
+			}
+			if got := strings.Join(slices.Sorted(maps.Keys(kp.Exclude)), ","); got != c.wantExclude {
+				t.Errorf("Exclude = %q, want %q", got, c.wantExclude)
+			}
+			if !c.autoAll && p.OptedIn() != c.wantOptedIn {
+				t.Errorf("OptedIn = %v, want %v", p.OptedIn(), c.wantOptedIn)
+			}
+		})
+	}
+}

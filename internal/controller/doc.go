@@ -6,6 +6,9 @@
 //     Secrets (watchConfig), then one controller per workload type the
 //     cluster serves; Reconciler.SetupWithManager lists everything that
 //     queues a workload.
+//   - csi.go: with --enable-csi-integration, one more watch, of the
+//     SecretProviderClassPodStatus objects the secrets store CSI driver
+//     writes; a SecretProviderClass is tracked through them.
 //   - cache.go: the informer cache holds only the trimmed metadata of
 //     ConfigMaps and Secrets, so unused objects cost a few hundred bytes and
 //     no data is ever cached.

@@ -20,7 +20,8 @@ import (
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
-// fanout is the one event handler of the ConfigMap or the Secret informer.
+// fanout is the one event handler of the ConfigMap, the Secret or the
+// SecretProviderClassPodStatus informer.
 // It maps each event, through refIndex, to the workloads of every type that
 // may track the object, and queues them on that type's controller after the
 // debounce window. One handler for all types, rather than one per type,
@@ -28,7 +29,10 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // Each queue is keyed by workload, so every change that reaches a workload
 // within the window is handled by one reconcile.
 type fanout struct {
-	kind     refs.Kind
+	kind refs.Kind
+	// name is the name of the tracked object an event is about: the
+	// object's own, or the class a SecretProviderClassPodStatus reports on.
+	name     func(client.Object) string
 	reader   client.Reader
 	debounce time.Duration
 	inScope  func(client.Object) bool
@@ -122,7 +126,7 @@ func (f *fanout) enqueue(obj any) {
 func (f *fanout) users(typ workload.Type, obj client.Object) []reconcile.Request {
 	ns := obj.GetNamespace()
 	var out []reconcile.Request
-	for _, key := range []string{refKey(f.kind, ns, obj.GetName()), patternKey(f.kind, ns)} {
+	for _, key := range []string{refKey(f.kind, ns, f.name(obj)), patternKey(f.kind, ns)} {
 		list := typ.NewList()
 		err := f.reader.List(context.Background(), list, client.InNamespace(ns), client.MatchingFields{refIndex: key}, client.UnsafeDisableDeepCopy)
 		if err != nil {

@@ -46,7 +46,7 @@ func indexKeys(ns string, v *view) []string {
 			out = append(out, refKey(r.Kind, ns, r.Name))
 		}
 	}
-	for _, kind := range refs.Kinds {
+	for _, kind := range refs.AllKinds {
 		list := v.policy.For(kind).Reload
 		for _, name := range list.Literals() {
 			out = append(out, refKey(kind, ns, name))

@@ -55,6 +55,9 @@ type Reconciler struct {
 	looked, reported *onceSet
 	// now tells the API server's time, which timestamps on objects use.
 	now func() time.Time
+	// statuses reads the cached SecretProviderClassPodStatuses; nil unless
+	// they are watched (csi.go).
+	statuses client.Reader
 }
 
 // tracked is one tracked ConfigMap or Secret as the cache holds it, with

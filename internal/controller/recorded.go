@@ -47,8 +47,8 @@ func decodeRecord(s string) (record, error) {
 			r.at = at
 		case i > 1:
 			kind, name, ok := strings.Cut(k, "/")
-			if !ok || (refs.Kind(kind) != refs.ConfigMap && refs.Kind(kind) != refs.Secret) || name == "" {
-				return record{}, fmt.Errorf("entry %q does not name a ConfigMap or Secret", part)
+			if !ok || !slices.Contains(refs.AllKinds, refs.Kind(kind)) || name == "" {
+				return record{}, fmt.Errorf("entry %q does not name a ConfigMap, Secret or SecretProviderClass", part)
 			}
 			r.objects[refs.Ref{Kind: refs.Kind(kind), Name: name}] = v
 		default:

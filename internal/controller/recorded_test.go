@@ -36,6 +36,8 @@ func TestRecord_RoundTrip(t *testing.T) {
 		{keyID: "k", at: -5, objects: map[refs.Ref]string{
 			cmRef("a.b-c"): "x", secretRef("a.b-c"): "y", secretRef("z"): "",
 		}},
+		// A SecretProviderClass, tracked with --enable-csi-integration.
+		{keyID: "k", at: 1, objects: map[refs.Ref]string{{Kind: refs.SecretProviderClass, Name: "vault"}: "x", cmRef("a"): "y"}},
 		// A value may itself contain '=': only the first one splits.
 		{keyID: "k", at: 1, objects: map[refs.Ref]string{cmRef("a"): "b=c"}},
 	}

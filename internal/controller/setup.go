@@ -40,6 +40,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err != nil {
 		return err
 	}
+	csi, statuses, err := watchCSI(ctx, mgr, opts, sums)
+	if err != nil {
+		return err
+	}
+	if csi != nil {
+		config = append(config, csi)
+	}
 	for _, typ := range opts.Workloads() {
 		served, err := apiServed(mgr, typ)
 		if err != nil {
@@ -50,7 +57,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		}
 		r := &Reconciler{Client: mgr.GetClient(), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)), seen: newTriggers(), digests: sums,
-			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet()}
+			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), statuses: statuses}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
 		}
@@ -86,7 +93,7 @@ func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, s
 		if kindIgnored(opts, ck) {
 			continue
 		}
-		f := &fanout{kind: ck, reader: mgr.GetClient(), debounce: opts.Debounce, inScope: inScope(opts), digests: sums,
+		f := &fanout{kind: ck, name: client.Object.GetName, reader: mgr.GetClient(), debounce: opts.Debounce, inScope: inScope(opts), digests: sums,
 			log: mgr.GetLogger().WithName("config").WithValues("kind", string(ck))}
 		inf, err := mgr.GetCache().GetInformer(ctx, configObject(ck))
 		if err != nil {

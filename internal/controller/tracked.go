@@ -15,8 +15,9 @@ import (
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
-// track returns the ConfigMaps and Secrets in the namespace that the
-// workload's policy tracks, read from the cache, with their digests, and
+// track returns the ConfigMaps, Secrets and SecretProviderClasses in the
+// namespace that the workload's policy tracks, read from the cache, with
+// their digests, and
 // the mistakes found in their ignore and match annotations.
 func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Ref]tracked, []annotations.Problem, error) {
 	named, matched, err := r.candidates(ctx, ns, v)
@@ -55,6 +56,9 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(), version: vs}
 		}
 	}
+	if err := r.trackClasses(ctx, ns, v, current); err != nil {
+		return nil, nil, err
+	}
 	return current, problems, nil
 }
 
@@ -77,7 +81,8 @@ func (r *Reconciler) candidates(ctx context.Context, ns string, v *view) (named 
 	}
 	named = map[refs.Ref]client.Object{}
 	for ref := range names {
-		if kindIgnored(r.Opts, ref.Kind) {
+		// SecretProviderClasses are read from their statuses (trackClasses).
+		if ref.Kind == refs.SecretProviderClass || kindIgnored(r.Opts, ref.Kind) {
 			continue
 		}
 		obj := configObject(ref.Kind)
@@ -127,8 +132,10 @@ func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kin
 // --resource-label-selector or --resources-to-ignore), or, when the API
 // server has an object the cache has not caught up with (deleted and
 // recreated at once), neither: its entry is kept until the cache tells.
+// A SecretProviderClass without statuses is untracked: no pod mounts it,
+// and pods that mount it later mount what is current (csi.go).
 func (r *Reconciler) missing(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy) (change, error) {
-	if kindIgnored(r.Opts, ref.Kind) || !mayTrack(pol, ref, referenced) {
+	if ref.Kind == refs.SecretProviderClass || kindIgnored(r.Opts, ref.Kind) || !mayTrack(pol, ref, referenced) {
 		return untracked, nil
 	}
 	key := types.NamespacedName{Namespace: ns, Name: ref.Name}

@@ -34,6 +34,9 @@ type Options struct {
 	ResourceSelector labels.Selector
 	IgnoreConfigMaps bool
 	IgnoreSecrets    bool
+	// EnableCSIIntegration tracks SecretProviderClasses through the
+	// SecretProviderClassPodStatus objects of the secrets store CSI driver.
+	EnableCSIIntegration bool
 	// IgnoredWorkloads holds the plurals of the workload types never rolled.
 	IgnoredWorkloads map[string]bool
 	// Strategies holds the strategy flags of the workload types that offer
@@ -114,6 +117,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.namespaceSelector, "namespace-selector", nil, "Only roll workloads in namespaces whose labels match; may be repeated, and every term must match. Comma-separated terms: k=v or k:v, k=* or k:* (label exists), or any Kubernetes label selector term. Only applies when all namespaces are watched.")
 	fs.StringArrayVar(&r.resourceSelector, "resource-label-selector", nil, "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
 	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
+	fs.BoolVar(&o.EnableCSIIntegration, "enable-csi-integration", false, "Roll workloads whose secrets store CSI volumes report new secret versions in their SecretProviderClassPodStatus objects.")
 	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload types never rolled: "+strings.Join(plurals(), ", ")+".")
 	r.strategies, r.enablers = map[string]*string{}, map[string]*string{}
 	for _, t := range workload.All {
@@ -185,6 +189,9 @@ func (p *Parser) Options() (Options, error) {
 		o.IgnoreSecrets = true
 	default:
 		fail("resources-to-ignore", fmt.Errorf("%q is not configMaps or secrets", r.resourcesToIgnore))
+	}
+	if o.EnableCSIIntegration {
+		o.Keys = o.Keys.WithCSI()
 	}
 	if o.IgnoredWorkloads, err = workloadTypes(r.ignoredWorkloadTypes); err != nil {
 		fail("ignored-workload-types", err)

@@ -59,6 +59,7 @@ func TestDefaults(t *testing.T) {
 		{"auto-reload-all", o.AutoReloadAll, false},
 		{"reload-on-create", o.ReloadOnCreate, false},
 		{"reload-on-delete", o.ReloadOnDelete, false},
+		{"enable-csi-integration", o.EnableCSIIntegration, false},
 		{"annotation names", o.Keys, annotations.DefaultKeys()},
 		{"log-format", o.LogFormat, "json"},
 		{"log-level", o.LogLevel, "info"},
@@ -103,7 +104,7 @@ func TestEveryFlagIsBound(t *testing.T) {
 	for _, name := range []string{
 		"kubeconfig", "namespaces", "namespaces-to-ignore", "namespace-selector", "resource-label-selector",
 		"resources-to-ignore", "ignored-workload-types", "cronjob-strategy", "auto-reload-all", "reload-on-create", "reload-on-delete",
-		"auto-annotation", "configmap-auto-annotation", "secret-auto-annotation", "auto-search-annotation",
+		"enable-csi-integration", "auto-annotation", "configmap-auto-annotation", "secret-auto-annotation", "auto-search-annotation",
 		"search-match-annotation", "configmap-annotation", "secret-annotation", "ignore-annotation",
 		"configmap-exclude-annotation", "secret-exclude-annotation", "log-format", "log-level", "enable-ha", "leader-election-id", "leader-election-namespace",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
@@ -505,5 +506,12 @@ func TestHMACKeySecret_NameAloneOrNamespaceAndNameIsAccepted(t *testing.T) {
 		if o := mustParse(t, "--hmac-key-secret", v); o.HMACKeySecret != v {
 			t.Errorf("--hmac-key-secret=%q parsed as %q", v, o.HMACKeySecret)
 		}
+	}
+}
+
+func TestEnableCSIIntegration_ReadsTheSecretProviderClassAnnotations(t *testing.T) {
+	o := mustParse(t, "--enable-csi-integration")
+	if !o.EnableCSIIntegration || o.Keys != annotations.DefaultKeys().WithCSI() {
+		t.Errorf("EnableCSIIntegration=%v Keys=%+v", o.EnableCSIIntegration, o.Keys)
 	}
 }

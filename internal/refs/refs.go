@@ -13,12 +13,28 @@ type Kind string
 const (
 	ConfigMap Kind = "ConfigMap"
 	Secret    Kind = "Secret"
+	// SecretProviderClass is tracked only with --enable-csi-integration.
+	// What changes is not the object but what the CSI driver reports in
+	// the SecretProviderClassPodStatus objects of the pods that mount it.
+	SecretProviderClass Kind = "SecretProviderClass"
 )
 
-// Kinds lists every Kind, in a fixed order.
+// Kinds lists the kinds whose objects ripple caches and reads itself,
+// ConfigMap and Secret, in a fixed order.
 var Kinds = []Kind{ConfigMap, Secret}
 
-// Ref names one ConfigMap or Secret in the pod's namespace.
+// AllKinds lists every Kind a workload's annotations may name.
+var AllKinds = []Kind{ConfigMap, Secret, SecretProviderClass}
+
+// CSIDriver is the secrets store CSI driver, whose volumes name a
+// SecretProviderClass in the volume attribute CSIClassAttribute.
+const (
+	CSIDriver         = "secrets-store.csi.k8s.io"
+	CSIClassAttribute = "secretProviderClass"
+)
+
+// Ref names one ConfigMap, Secret or SecretProviderClass in the pod's
+// namespace.
 type Ref struct {
 	Kind Kind
 	Name string
@@ -44,8 +60,8 @@ func Compare(a, b Ref) int {
 	return 0
 }
 
-// FromPodSpec returns every ConfigMap and Secret the pod spec uses, sorted
-// and without duplicates.
+// FromPodSpec returns every ConfigMap, Secret and SecretProviderClass the
+// pod spec uses, sorted and without duplicates.
 func FromPodSpec(spec *corev1.PodSpec) []Ref {
 	var out []Ref
 	add := func(kind Kind, name string) {
@@ -76,6 +92,9 @@ func fromVolume(v *corev1.Volume, add func(Kind, string)) {
 	}
 	if v.Secret != nil {
 		add(Secret, v.Secret.SecretName)
+	}
+	if v.CSI != nil && v.CSI.Driver == CSIDriver {
+		add(SecretProviderClass, v.CSI.VolumeAttributes[CSIClassAttribute])
 	}
 	if v.Projected == nil {
 		return

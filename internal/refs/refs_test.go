@@ -159,3 +159,30 @@ func TestRef_StringAndCompare(t *testing.T) {
 		t.Errorf("Kinds = %v", Kinds)
 	}
 }
+
+func csiVolume(driver string, attrs map[string]string) corev1.Volume {
+	return corev1.Volume{Name: "csi", VolumeSource: corev1.VolumeSource{
+		CSI: &corev1.CSIVolumeSource{Driver: driver, VolumeAttributes: attrs}}}
+}
+
+func TestFromPodSpec_FindsTheSecretProviderClassOfSecretsStoreCSIVolumes(t *testing.T) {
+	spc := func(name string) Ref { return Ref{Kind: SecretProviderClass, Name: name} }
+	cases := []struct {
+		name string
+		vol  corev1.Volume
+		want []Ref
+	}{
+		{"secrets store volume", csiVolume(CSIDriver, map[string]string{CSIClassAttribute: "vault"}), []Ref{spc("vault")}},
+		{"another CSI driver", csiVolume("ebs.csi.aws.com", map[string]string{CSIClassAttribute: "vault"}), nil},
+		{"no class attribute", csiVolume(CSIDriver, nil), nil},
+		{"empty class attribute", csiVolume(CSIDriver, map[string]string{CSIClassAttribute: ""}), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := FromPodSpec(&corev1.PodSpec{Volumes: []corev1.Volume{tc.vol}})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("FromPodSpec = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

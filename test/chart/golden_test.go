@@ -179,6 +179,22 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		}
 	})
 
+	It("reads SecretProviderClassPodStatuses only with csiIntegration, which enables the flag", func() {
+		_, objs := render("default", "--set", "csiIntegration=true")
+		for _, verb := range []string{"get", "list", "watch"} {
+			ok, names := grants(objs.rules()["ClusterRole ripple"], "secrets-store.csi.x-k8s.io", "secretproviderclasspodstatuses", verb)
+			Expect(ok).To(BeTrue(), verb)
+			Expect(names).To(BeNil())
+		}
+		opts, _ := parseArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0].Args)
+		Expect(opts.EnableCSIIntegration).To(BeTrue())
+		_, objs = render("default")
+		for who, rules := range objs.rules() {
+			ok, _ := grants(rules, "secrets-store.csi.x-k8s.io", "secretproviderclasspodstatuses", "list")
+			Expect(ok).To(BeFalse(), who)
+		}
+	})
+
 	It("drops the rights of ignored workload kinds and ConfigMaps", func() {
 		_, objs := render("default", "--set", "ignoredWorkloadTypes={daemonsets,jobs}", "--set", "resourcesToIgnore=configMaps")
 		rules := objs.rules()["ClusterRole ripple"]

@@ -163,6 +163,12 @@ reports on workloads (through the events.k8s.io API).
 - apiGroups: [""]
   resources: {{ toJson $config }}
   verbs: ["get", "list", "watch"]
+{{- /* With CSI integration, the statuses the secrets store CSI driver writes. */}}
+{{- if .Values.csiIntegration }}
+- apiGroups: ["secrets-store.csi.x-k8s.io"]
+  resources: ["secretproviderclasspodstatuses"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
@@ -184,6 +190,7 @@ reports on workloads (through the events.k8s.io API).
 {{- if $v.autoReloadAll }}{{ $args = append $args "--auto-reload-all" }}{{ end }}
 {{- if $v.reloadOnCreate }}{{ $args = append $args "--reload-on-create" }}{{ end }}
 {{- if $v.reloadOnDelete }}{{ $args = append $args "--reload-on-delete" }}{{ end }}
+{{- if $v.csiIntegration }}{{ $args = append $args "--enable-csi-integration" }}{{ end }}
 {{- $args = append $args (printf "--debounce=%s" $v.debounce) }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}

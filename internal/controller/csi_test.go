@@ -1,0 +1,95 @@
+package controller
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// status is a SecretProviderClassPodStatus of the class, at a version,
+// reporting versions as "id=version" pairs.
+func status(name, class, resourceVersion string, versions ...[2]string) unstructured.Unstructured {
+	objects := make([]any, 0, len(versions))
+	for _, v := range versions {
+		objects = append(objects, map[string]any{"id": v[0], "version": v[1]})
+	}
+	u := statusObject()
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetResourceVersion(resourceVersion)
+	_ = unstructured.SetNestedField(u.Object, class, "status", "secretProviderClassName")
+	_ = unstructured.SetNestedSlice(u.Object, objects, "status", "objects")
+	return *u
+}
+
+// TestSecretProviderClassDigest_ARotationChangesItOnceAndTheRolloutKeepsIt
+// replays a rotation: the digest changes when the pod's status reports the
+// new version, and stays when the rollout's new pods report the same
+// version and the old pod's status is deleted.
+func TestSecretProviderClassDigest_ARotationChangesItOnceAndTheRolloutKeepsIt(t *testing.T) {
+	v1, v2 := [2]string{"secret/db", "1"}, [2]string{"secret/db", "2"}
+	steps := []struct {
+		name     string
+		statuses []unstructured.Unstructured
+		changed  bool
+	}{
+		{"one pod mounts version 1", []unstructured.Unstructured{status("a", "vault", "9", v1)}, false},
+		{"the driver rotates the pod to version 2", []unstructured.Unstructured{status("a", "vault", "10", v2)}, true},
+		{"a new pod mounts version 2", []unstructured.Unstructured{status("a", "vault", "10", v2), status("b", "vault", "11", v2)}, false},
+		{"the old pod's status is deleted", []unstructured.Unstructured{status("b", "vault", "11", v2)}, false},
+	}
+	var prev string
+	for i, step := range steps {
+		newest := newestByClass(step.statuses)["vault"]
+		if newest == nil {
+			t.Fatalf("%s: no status for the class", step.name)
+		}
+		sum := reportedSum(newest, "vault").String()
+		if changed := i > 0 && sum != prev; changed != step.changed {
+			t.Errorf("%s: digest changed = %v, want %v", step.name, changed, step.changed)
+		}
+		prev = sum
+	}
+}
+
+func TestNewestByClass_PicksTheGreatestResourceVersionAsANumberPerClass(t *testing.T) {
+	cases := []struct {
+		name     string
+		statuses []unstructured.Unstructured
+		want     map[string]string
+	}{
+		{"10 is after 9", []unstructured.Unstructured{status("a", "vault", "9"), status("b", "vault", "10")}, map[string]string{"vault": "b"}},
+		{"order of the list does not matter", []unstructured.Unstructured{status("b", "vault", "10"), status("a", "vault", "9")}, map[string]string{"vault": "b"}},
+		{"each class on its own", []unstructured.Unstructured{status("a", "vault", "9"), status("b", "aws", "3")}, map[string]string{"vault": "a", "aws": "b"}},
+		{"a status without class is skipped", []unstructured.Unstructured{status("a", "", "9")}, map[string]string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := newestByClass(tc.statuses)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d classes, want %d", len(got), len(tc.want))
+			}
+			for class, name := range tc.want {
+				if got[class] == nil || got[class].GetName() != name {
+					t.Errorf("newest of %s = %v, want %s", class, got[class], name)
+				}
+			}
+		})
+	}
+}
+
+func TestReportedSum_DependsOnTheVersionsAndTheClassOnly(t *testing.T) {
+	base := status("a", "vault", "1", [2]string{"x", "1"}, [2]string{"y", "1"})
+	sum := reportedSum(&base, "vault")
+	reordered := status("b", "vault", "7", [2]string{"y", "1"}, [2]string{"x", "1"})
+	if reportedSum(&reordered, "vault") != sum {
+		t.Error("the same versions in another order or another pod's status gave another digest")
+	}
+	other := status("a", "vault", "1", [2]string{"x", "2"}, [2]string{"y", "1"})
+	if reportedSum(&other, "vault") == sum {
+		t.Error("a new version gave the same digest")
+	}
+	if reportedSum(&base, "aws") == sum {
+		t.Error("another class gave the same digest")
+	}
+}
