@@ -51,8 +51,28 @@ const (
 	SecretProviderClassExclude = "secretproviderclasses.exclude.reloader.stakater.com/reload"
 )
 
+// Annotations that pace a workload's rollouts, Reloader's names; flags
+// rename them (--pause-deployment-annotation,
+// --pause-deployment-time-annotation).
+const (
+	// PausePeriod on a workload's metadata: a Go duration ("5m"). A change
+	// that would roll the workload starts a pause of that length instead,
+	// and when it ends the workload rolls once with every change made
+	// during it. --pause-period sets it for every workload without one.
+	PausePeriod = "deployment.reloader.stakater.com/pause-period"
+	// PausedAt is written by ripple on a paused workload's metadata: when
+	// the pause began, API server time in RFC 3339. Kept on the object, the
+	// pause ends on time after a restart or a leader change.
+	PausedAt = "deployment.reloader.stakater.com/paused-at"
+)
+
 // Annotations that choose how a workload rolls. They cannot be renamed.
 const (
+	// ReloadStrategy on a workload: "annotations" rolls it by stamping its
+	// pod template with ConfigDigest, "env-vars" by setting Reloader's
+	// STAKATER_<NAME>_<KIND> variable on the container that uses the
+	// changed object. --reload-strategy sets the default.
+	ReloadStrategy = "ripple.dev/reload-strategy"
 	// CronJobStrategy on a CronJob: "job" (the default) creates a Job from
 	// its jobTemplate when its config changes, as Reloader does; "template"
 	// only stamps the jobTemplate, so the next scheduled run picks the
@@ -104,6 +124,8 @@ type Keys struct {
 	SecretProviderClassAuto    string
 	SecretProviderClassReload  string
 	SecretProviderClassExclude string
+	PausePeriod                string
+	PausedAt                   string
 }
 
 // WithCSI returns the keys with the SecretProviderClass annotations set.
@@ -130,6 +152,8 @@ func DefaultKeys() Keys {
 		Ignore:           Ignore,
 		ConfigMapExclude: ConfigMapExclude,
 		SecretExclude:    SecretExclude,
+		PausePeriod:      PausePeriod,
+		PausedAt:         PausedAt,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/refs"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // Event reasons for a record ripple cannot keep or cannot read.
@@ -37,7 +38,8 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	}
 	next := r.next(v.current, nil)
 	if r.podsRunOtherConfig(v) {
-		return r.roll(ctx, v, next, "the config the pods run (the record was lost): "+describe(sortedRefs(v.current)))
+		changed := sortedRefs(v.current)
+		return r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed))
 	}
 	skipsTotal.WithLabelValues(skipFirstSight).Inc()
 	logf.FromContext(ctx).V(1).Info("Recording the config of a workload seen for the first time")
@@ -46,8 +48,14 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 
 // podsRunOtherConfig reports whether the pod template's stamp, written by
 // ripple under a key it knows and not copied from an older object, names
-// other config than what the workload tracks now.
+// other config than what the workload tracks now. Under the env-vars
+// strategy the stamps are the variables ripple set, if any.
 func (r *Reconciler) podsRunOtherConfig(v state) bool {
+	if v.reloadStrategy == workload.StampEnvVars {
+		if other, found := r.envRunOther(v); found {
+			return other
+		}
+	}
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
 		return false
@@ -95,7 +103,7 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 		return outcome{requeue: left}, nil
 	}
 	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 {
-		return r.roll(ctx, v, r.next(v.current, nil), describe(since)+" (since a record under another key)")
+		return r.roll(ctx, v, r.next(v.current, nil), since, describe(since)+" (since a record under another key)")
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)

@@ -75,6 +75,8 @@ type state struct {
 	obj     client.Object
 	tmpl    *corev1.PodTemplateSpec
 	current map[refs.Ref]tracked
+	// endHold says the workload's hold is over: its rollout ends it.
+	endHold bool
 }
 
 // Reconcile compares the config the workload tracks with its record and
@@ -96,6 +98,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if v == nil || obj.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil
 	}
+	pause, err := r.paused(ctx, obj, v)
+	if pause.done || err != nil {
+		return ctrl.Result{RequeueAfter: pause.left}, ignoreRaces(err)
+	}
 	// A workload out of scope gets no Event, not even for a mistake.
 	selected, err := r.namespaceSelected(ctx, req.Namespace)
 	if err != nil || !selected {
@@ -116,7 +122,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := r.converge(ctx, state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current})
+	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: pause.endHold}
+	res, err := r.converge(ctx, st)
+	if err == nil && st.endHold && !res.rolled {
+		err = r.endHold(ctx, st)
+	}
 	if apierrors.IsConflict(err) {
 		if triggered {
 			r.seen.add(req, triggeredAt)
@@ -130,7 +140,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if res.rolled && triggered {
 		reloadLatency.WithLabelValues(r.Type.Kind).Observe(time.Since(triggeredAt).Seconds())
 	}
-	return ctrl.Result{RequeueAfter: res.requeue}, err
+	return ctrl.Result{RequeueAfter: sooner(res.requeue, pause.left)}, err
+}
+
+// sooner returns the sooner of two requeue delays, zero meaning none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// ignoreRaces drops the errors of a write that lost a race with another
+// writer: the update it lost to, or the deletion, queues the workload again.
+func ignoreRaces(err error) error {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 type outcome struct {
@@ -167,7 +194,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	next := r.next(v.current, r.kept(rec, v.current, changes))
 	causes, reason := r.causes(changes)
 	if len(causes) > 0 {
-		return r.roll(ctx, v, next, describe(causes))
+		return r.roll(ctx, v, next, causes, describe(causes))
 	}
 	if rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {
 		skipsTotal.WithLabelValues(skipUnchanged).Inc()
@@ -285,10 +312,19 @@ func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 	return keyed.Workload(entries)
 }
 
-func (r *Reconciler) roll(ctx context.Context, v state, next record, names string) (outcome, error) {
+// roll writes a rollout for the changed objects, named by names, through
+// the workload's strategies; a pause period may hold it.
+func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []refs.Ref, names string) (outcome, error) {
+	pause, held, err := r.pauseMark(ctx, v, names)
+	if held || err != nil {
+		return outcome{requeue: v.pausePeriod}, err
+	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,
-		Strategy: v.strategy, Now: r.now()}
+		Strategy: v.strategy, Now: r.now(), Pause: pause}
+	if v.reloadStrategy == workload.StampEnvVars {
+		ch.Env = r.envVars(v, changed, st.at)
+	}
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
 	if err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
@@ -312,6 +348,9 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, names strin
 	if res.Created != nil {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Created %s %s because %s changed",
 			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), names)
+	} else if pause != nil && pause.At != "" {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Paused for %s because %s changed; it rolls, with every change made until then, when the pause ends",
+			v.pausePeriod, names)
 	} else {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	}

@@ -56,7 +56,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 			continue
 		}
 		r := &Reconciler{Client: mgr.GetClient(), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
-			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)), seen: newTriggers(), digests: sums,
+			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)).withDefaults(opts.ReloadStrategy, opts.PausePeriod), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), statuses: statuses}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)

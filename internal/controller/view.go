@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"time"
+
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -31,13 +33,23 @@ type view struct {
 	// referenced is empty here, and Reconcile reads that template
 	// (borrowed). unfollowable says why a reference cannot be followed.
 	templateRef, unfollowable string
+	// reloadStrategy is how a rollout stamps the pod template, one of
+	// workload.ReloadStrategies.
+	reloadStrategy string
+	// pausePeriod is how long a change pauses the workload; 0 for none.
+	pausePeriod time.Duration
+	// paused says ripple paused the workload at pausedAt; pauseErr says
+	// when is unreadable, which ends the pause.
+	paused   bool
+	pausedAt time.Time
+	pauseErr error
 }
 
 // interesting reports whether a workload's events are worth a reconcile: it
 // opted in, was recorded, or carries a mistake to report. Most workloads in
 // a cluster are none of these.
 func (v *view) interesting() bool {
-	return v.hasRecord || v.policy.OptedIn() || len(v.policy.Problems) > 0
+	return v.hasRecord || v.policy.OptedIn() || len(v.policy.Problems) > 0 || v.paused
 }
 
 // ownRecord reports whether the workload's record is one ripple could have
@@ -58,11 +70,23 @@ type views struct {
 	autoReloadAll bool
 	// strategy is the default of the type's Strategy, given by its flag.
 	strategy string
-	cache    *lru.Cache // UID -> *view
+	// reloadStrategy and pausePeriod are the defaults of every workload,
+	// given by --reload-strategy and --pause-period.
+	reloadStrategy string
+	pausePeriod    time.Duration
+	cache          *lru.Cache // UID -> *view
 }
 
 func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, strategy string) *views {
-	return &views{typ: typ, keys: keys, autoReloadAll: autoReloadAll, strategy: strategy, cache: lru.New(viewCacheSize)}
+	return &views{typ: typ, keys: keys, autoReloadAll: autoReloadAll, strategy: strategy, reloadStrategy: workload.StampAnnotations,
+		cache: lru.New(viewCacheSize)}
+}
+
+// withDefaults returns vs with the defaults of every workload's reload
+// strategy and pause period.
+func (vs *views) withDefaults(reloadStrategy string, pausePeriod time.Duration) *views {
+	vs.reloadStrategy, vs.pausePeriod = reloadStrategy, pausePeriod
+	return vs
 }
 
 // of returns the view of the object at its resourceVersion, or nil when it
@@ -101,6 +125,8 @@ func (vs *views) compute(obj client.Object) *view {
 		}
 	}
 	v.strategy = vs.strategyOf(obj, &v.policy)
+	v.reloadStrategy, v.pausePeriod = vs.rolling(obj.GetAnnotations(), &v.policy)
+	v.pausedAt, v.paused, v.pauseErr = annotations.PausedSince(obj.GetAnnotations(), vs.keys.PausedAt)
 	var raw string
 	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]
 	if v.hasRecord {
@@ -121,6 +147,28 @@ func (vs *views) strategyOf(obj client.Object, policy *annotations.Policy) strin
 		policy.Problems = append(policy.Problems, *problem)
 	}
 	return value
+}
+
+// rolling reads the workload's reload strategy and pause period; a
+// mistaken value is reported and the default applies. A pause period on a
+// type that cannot pause is reported once it is asked for by annotation.
+func (vs *views) rolling(meta map[string]string, policy *annotations.Policy) (string, time.Duration) {
+	strategy, problem := annotations.Choice(meta, annotations.ReloadStrategy, workload.ReloadStrategies, vs.reloadStrategy)
+	if problem != nil {
+		policy.Problems = append(policy.Problems, *problem)
+	}
+	if vs.typ.Pause == workload.NoPause {
+		if _, asked := meta[vs.keys.PausePeriod]; asked {
+			policy.Problems = append(policy.Problems, annotations.Problem{Annotation: vs.keys.PausePeriod,
+				Value: annotations.Shorten(meta[vs.keys.PausePeriod], 128), Reason: "applies only to Deployments, StatefulSets and DaemonSets"})
+		}
+		return strategy, 0
+	}
+	period, problem := annotations.Pause(meta, vs.keys.PausePeriod, vs.pausePeriod)
+	if problem != nil {
+		policy.Problems = append(policy.Problems, *problem)
+	}
+	return strategy, period
 }
 
 // indexValues is the refIndex function of the views' type.

@@ -46,6 +46,13 @@ type Options struct {
 	// workload.Type.EnabledBy), by flag name.
 	Enabled map[string]bool
 
+	// ReloadStrategy is how workloads roll unless their ReloadStrategy
+	// annotation says otherwise: one of workload.ReloadStrategies.
+	ReloadStrategy string
+	// PausePeriod is the pause of every workload without the pause
+	// annotation; 0 pauses none.
+	PausePeriod time.Duration
+
 	AutoReloadAll  bool
 	ReloadOnCreate bool
 	ReloadOnDelete bool
@@ -132,6 +139,8 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 		}
 	}
 
+	fs.StringVar(&o.ReloadStrategy, "reload-strategy", workload.StampAnnotations, "How workloads roll: annotations (a digest annotation on the pod template) or env-vars (Reloader's STAKATER_<NAME>_<KIND> variable on the container that uses the changed object). The annotation "+annotations.ReloadStrategy+" on one overrides it.")
+	fs.DurationVar(&o.PausePeriod, "pause-period", 0, "Pause of every Deployment, StatefulSet and DaemonSet without the pause-period annotation: a change starts it, and the workload rolls once, with every change made meanwhile, when it ends. 0 pauses none.")
 	fs.BoolVar(&o.AutoReloadAll, "auto-reload-all", false, "Treat every workload as annotated auto=\"true\", unless it says \"false\".")
 	fs.BoolVar(&o.ReloadOnCreate, "reload-on-create", false, "Roll workloads when an object they track is created.")
 	fs.BoolVar(&o.ReloadOnDelete, "reload-on-delete", false, "Roll workloads when an object they track is deleted.")
@@ -146,6 +155,8 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&k.Ignore, "ignore-annotation", k.Ignore, "Annotation on a ConfigMap or Secret that stops it triggering anything.")
 	fs.StringVar(&k.ConfigMapExclude, "configmap-exclude-annotation", k.ConfigMapExclude, "Annotation on a workload listing ConfigMap names that never trigger it.")
 	fs.StringVar(&k.SecretExclude, "secret-exclude-annotation", k.SecretExclude, "Annotation on a workload listing Secret names that never trigger it.")
+	fs.StringVar(&k.PausePeriod, "pause-deployment-annotation", k.PausePeriod, "Annotation on a workload giving its pause period (a duration such as 5m).")
+	fs.StringVar(&k.PausedAt, "pause-deployment-time-annotation", k.PausedAt, "Annotation ripple writes on a paused workload: when the pause began.")
 
 	fs.StringVar(&o.LogFormat, "log-format", "json", "Log format: json, or text (also the empty value, as in Reloader).")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "Log level: trace, debug, info, warning or error.")
@@ -269,6 +280,12 @@ func (o *Options) validate() []error {
 	if o.Burst <= 0 {
 		fail("kube-api-burst", "%d must be positive", o.Burst)
 	}
+	if !slices.Contains(workload.ReloadStrategies, o.ReloadStrategy) {
+		fail("reload-strategy", "%q is not %s", o.ReloadStrategy, strings.Join(workload.ReloadStrategies, " or "))
+	}
+	if o.PausePeriod < 0 || o.PausePeriod > annotations.MaxPausePeriod {
+		fail("pause-period", "%s is not between 0 and %s", o.PausePeriod, annotations.MaxPausePeriod)
+	}
 	if o.Workers <= 0 {
 		fail("workers", "%d must be positive", o.Workers)
 	}
@@ -314,6 +331,7 @@ func (o *Options) keyFlags() map[string]string {
 		"search-match-annotation": k.Match, "configmap-annotation": k.ConfigMapReload,
 		"secret-annotation": k.SecretReload, "ignore-annotation": k.Ignore,
 		"configmap-exclude-annotation": k.ConfigMapExclude, "secret-exclude-annotation": k.SecretExclude,
+		"pause-deployment-annotation": k.PausePeriod, "pause-deployment-time-annotation": k.PausedAt,
 	}
 }
 
@@ -425,12 +443,6 @@ func selectorTerm(t string) (string, error) {
 // compatible accepts Reloader flags whose job ripple always does its own
 // way, so that a Reloader command line starts ripple unchanged.
 func compatible(fs *pflag.FlagSet) {
-	fs.String("reload-strategy", "annotations", "Accepted for Reloader compatibility: ripple always rolls through its pod-template annotation.")
 	fs.Bool("sync-after-restart", false, "Accepted for Reloader compatibility: ripple always converges after a restart, without rolling what did not change.")
-	for name, why := range map[string]string{
-		"reload-strategy":    "ripple always rolls through its pod-template annotation",
-		"sync-after-restart": "ripple always converges after a restart",
-	} {
-		_ = fs.MarkDeprecated(name, why)
-	}
+	_ = fs.MarkDeprecated("sync-after-restart", "ripple always converges after a restart")
 }

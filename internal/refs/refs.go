@@ -130,3 +130,37 @@ func fromEnv(env []corev1.EnvVar, envFrom []corev1.EnvFromSource, add func(Kind,
 		}
 	}
 }
+
+// UsedBy returns the name of the container that uses ref, Reloader's
+// choice for its env var: the first container that mounts a volume
+// holding ref, else the first whose env or envFrom reads it, else (ref is
+// used only by init containers, or named by an annotation and not used at
+// all) the first container. Empty when the pod has no containers.
+func UsedBy(spec *corev1.PodSpec, ref Ref) string {
+	if len(spec.Containers) == 0 {
+		return ""
+	}
+	volumes := map[string]bool{}
+	for i := range spec.Volumes {
+		fromVolume(&spec.Volumes[i], func(k Kind, name string) {
+			if (Ref{Kind: k, Name: name}) == ref {
+				volumes[spec.Volumes[i].Name] = true
+			}
+		})
+	}
+	for _, c := range spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if volumes[m.Name] {
+				return c.Name
+			}
+		}
+	}
+	for _, c := range spec.Containers {
+		used := false
+		fromEnv(c.Env, c.EnvFrom, func(k Kind, name string) { used = used || (Ref{Kind: k, Name: name}) == ref })
+		if used {
+			return c.Name
+		}
+	}
+	return spec.Containers[0].Name
+}

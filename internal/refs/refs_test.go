@@ -186,3 +186,42 @@ func TestFromPodSpec_FindsTheSecretProviderClassOfSecretsStoreCSIVolumes(t *test
 		})
 	}
 }
+
+func TestUsedByPicksTheContainerThatUsesTheObjectAsReloaderDoes(t *testing.T) {
+	cm := Ref{Kind: ConfigMap, Name: "app"}
+	mount := func(vol string) []corev1.VolumeMount {
+		return []corev1.VolumeMount{{Name: vol, MountPath: "/etc/" + vol}}
+	}
+	envFrom := []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}
+	cmVolume := corev1.Volume{Name: "conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}
+	for _, tc := range []struct {
+		name string
+		spec corev1.PodSpec
+		want string
+	}{
+		{"no containers", corev1.PodSpec{}, ""},
+		{"a volume mount wins over env", corev1.PodSpec{
+			Volumes:    []corev1.Volume{cmVolume},
+			Containers: []corev1.Container{{Name: "a", EnvFrom: envFrom}, {Name: "b", VolumeMounts: mount("conf")}},
+		}, "b"},
+		{"env when nothing mounts it", corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "a"}, {Name: "b", EnvFrom: envFrom}},
+		}, "b"},
+		{"a Secret of the same name is another object", corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "a"}, {Name: "b", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}}},
+		}, "a"},
+		{"used only by an init container: the first container", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", EnvFrom: envFrom}},
+			Containers:     []corev1.Container{{Name: "a"}, {Name: "b"}},
+		}, "a"},
+		{"named by an annotation only: the first container", corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "a"}},
+		}, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := UsedBy(&tc.spec, cm); got != tc.want {
+				t.Errorf("UsedBy = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

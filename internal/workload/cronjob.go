@@ -48,7 +48,7 @@ func init() {
 func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch Change) (Result, error) {
 	cj, ok := obj.(*batchv1.CronJob)
 	if !ok || ch.Strategy == CronJobStampTemplate {
-		return Result{}, t.Write(ctx, c, obj, ch.Record, ch.Stamp)
+		return Result{}, t.Stamp(ctx, c, obj, ch)
 	}
 	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
 		return Result{Held: "the CronJob is suspended; its next run after it is resumed uses the new config"}, t.Write(ctx, c, obj, ch.Record, "")

@@ -6,6 +6,9 @@ import (
 )
 
 func init() {
-	register(newType[appsv1.DaemonSet, appsv1.DaemonSetList](appsv1.SchemeGroupVersion, "DaemonSet", "daemonsets",
-		func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }))
+	t := newType[appsv1.DaemonSet, appsv1.DaemonSetList](appsv1.SchemeGroupVersion, "DaemonSet", "daemonsets",
+		func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template })
+	// A DaemonSet cannot be paused: ripple holds its changes instead.
+	t.Pause = PauseHold
+	register(t)
 }

@@ -7,7 +7,11 @@ import (
 
 // deployments is a variable, not only registered, because an Argo Rollout
 // with workloadRef takes its pod template from a Deployment.
-var deployments = newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
-	func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })
+var deployments = func() Type {
+	t := newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
+		func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })
+	t.Pause = PauseSpec
+	return t
+}()
 
 func init() { register(deployments) }

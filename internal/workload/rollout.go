@@ -141,7 +141,7 @@ func rollRollout(ctx context.Context, c client.Client, t Type, obj client.Object
 		return fmt.Errorf("%T is not a Rollout", obj)
 	}
 	if ch.Strategy != RolloutRestart && ro.Spec.WorkloadRef == nil {
-		return t.Write(ctx, c, obj, ch.Record, ch.Stamp)
+		return t.Stamp(ctx, c, obj, ch)
 	}
 	body := t.TemplatePatch(ro.ResourceVersion, map[string]string{annotations.Recorded: ch.Record}, nil)
 	body["spec"] = map[string]any{"restartAt": restartAt(ch.Now).Format(time.RFC3339)}

@@ -6,6 +6,9 @@ import (
 )
 
 func init() {
-	register(newType[appsv1.StatefulSet, appsv1.StatefulSetList](appsv1.SchemeGroupVersion, "StatefulSet", "statefulsets",
-		func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }))
+	t := newType[appsv1.StatefulSet, appsv1.StatefulSetList](appsv1.SchemeGroupVersion, "StatefulSet", "statefulsets",
+		func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template })
+	// A StatefulSet cannot be paused: ripple holds its changes instead.
+	t.Pause = PauseHold
+	register(t)
 }

@@ -56,6 +56,8 @@ type Type struct {
 	// from, or "" when they are made from its own. An error says the object
 	// names a template ripple cannot read.
 	TemplateRef func(client.Object) (string, error)
+	// Pause is how the type holds rollouts during a pause period.
+	Pause Pause
 }
 
 // Strategy is a per-workload choice of how a type rolls: an annotation on
@@ -87,6 +89,12 @@ type Change struct {
 	Strategy string
 	// Now is the API server's time.
 	Now time.Time
+	// Env, under the env-vars strategy, are the variables that carry the
+	// change instead of the Stamp annotation.
+	Env []EnvVar
+	// Pause, when set, starts a pause period with this rollout, or ends the
+	// hold it rolls at the end of.
+	Pause *PauseMark
 }
 
 // Result is what a rollout did besides writing the record.
@@ -108,7 +116,7 @@ func (t Type) Rollout(ctx context.Context, c client.Client, obj client.Object, c
 	if t.Roll != nil {
 		return t.Roll(ctx, c, obj, ch)
 	}
-	return Result{}, t.Write(ctx, c, obj, ch.Record, ch.Stamp)
+	return Result{}, t.Stamp(ctx, c, obj, ch)
 }
 
 // Write patches the record, and the stamp on the pod template unless it is

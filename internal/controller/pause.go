@@ -1,0 +1,122 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ripple-controller/ripple/internal/workload"
+)
+
+// Event reasons of a pause period.
+const (
+	ReasonReloadPaused = "ReloadPaused"
+	ReasonPauseEnded   = "PauseEnded"
+)
+
+// The pause period, Reloader's deployment.reloader.stakater.com/pause-period
+// done so that it cannot stick. Reloader keeps the timer that ends a pause
+// in memory, so a restart or a leader change leaves the Deployment paused
+// for good (Reloader issues #1016, #1219). ripple keeps only the start on
+// the object (the paused-at annotation, API server time) and ends the pause
+// from any reconcile at or after start+period: the one queued for that
+// moment, or the first of a new leader, which reconciles every workload.
+// A pause never outlasts its period: a start in the future counts from now,
+// an unreadable one or a removed period ends it at once.
+
+// pauseLeft returns how long the workload's pause still runs; zero or less
+// means it is over.
+func (r *Reconciler) pauseLeft(v *view) time.Duration {
+	if v.pauseErr != nil {
+		return 0
+	}
+	now := r.now()
+	start := v.pausedAt
+	if start.After(now) {
+		start = now
+	}
+	return start.Add(v.pausePeriod).Sub(now)
+}
+
+// pauseStep is what a reconcile does about a workload's pause.
+type pauseStep struct {
+	// left is how long the pause still runs: the workload is queued again
+	// then.
+	left time.Duration
+	// done says the reconcile ends here: a held workload waits for the end
+	// of its pause, and resuming a Deployment is a write whose update
+	// queues it again.
+	done bool
+	// endHold says the hold is over: the reconcile rolls the changes held,
+	// and the rollout's patch removes the pause annotation, so that it does
+	// not start a pause of its own.
+	endHold bool
+}
+
+// paused handles a workload that ripple paused. A Deployment whose spec
+// holds its rollout goes on to converge during the pause, its changes
+// written as they come.
+func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pauseStep, error) {
+	switch {
+	case !v.paused:
+		return pauseStep{}, nil
+	case r.pauseLeft(v) > 0:
+		left := r.pauseLeft(v)
+		return pauseStep{left: left, done: r.Type.Pause != workload.PauseSpec}, nil
+	case r.Type.Pause != workload.PauseSpec:
+		return pauseStep{endHold: true}, nil
+	}
+	if err := r.Type.EndPause(ctx, r.Client, obj, r.Opts.Keys.PausedAt); err != nil {
+		return pauseStep{done: true}, err
+	}
+	r.pauseEnded(ctx, obj, v)
+	return pauseStep{done: true}, nil
+}
+
+func (r *Reconciler) pauseEnded(ctx context.Context, obj client.Object, v *view) {
+	logf.FromContext(ctx).Info("Ended a pause", "pausedAt", v.pausedAt, "period", v.pausePeriod)
+	r.event(obj, corev1.EventTypeNormal, ReasonPauseEnded, "Pause", "The pause that began at %s ended; the workload rolls with every change made during it",
+		v.pausedAt.UTC().Format(time.RFC3339))
+}
+
+// endHold removes the pause annotation of a hold whose end rolled nothing:
+// the changes held were undone, or recorded without a rollout.
+func (r *Reconciler) endHold(ctx context.Context, v state) error {
+	if err := r.Type.EndPause(ctx, r.Client, v.obj, r.Opts.Keys.PausedAt); err != nil {
+		return err
+	}
+	r.pauseEnded(ctx, v.obj, v.view)
+	return nil
+}
+
+// pauseMark returns the pause annotation a rollout writes, if any: the end
+// of the hold it rolls at the end of, or the start of a pause. For a type
+// that cannot pause, starting one rolls nothing now: held is true and the
+// record stays, so the change rolls when the pause ends. A Deployment its
+// owner paused is left to them, as Reloader does.
+func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark *workload.PauseMark, held bool, err error) {
+	switch {
+	case v.endHold:
+		return &workload.PauseMark{Annotation: r.Opts.Keys.PausedAt}, false, nil
+	case v.pausePeriod <= 0 || v.paused || r.Type.Pause == workload.NoPause:
+		return nil, false, nil
+	}
+	if d, ok := v.obj.(*appsv1.Deployment); ok && d.Spec.Paused {
+		return nil, false, nil
+	}
+	start := &workload.PauseMark{Annotation: r.Opts.Keys.PausedAt, At: r.now().UTC().Format(time.RFC3339)}
+	if r.Type.Pause == workload.PauseSpec {
+		return start, false, nil
+	}
+	if err := r.Type.Hold(ctx, r.Client, v.obj, *start); err != nil {
+		return nil, true, err
+	}
+	logf.FromContext(ctx).Info("Paused before rolling", "changed", names, "period", v.pausePeriod)
+	r.event(v.obj, corev1.EventTypeNormal, ReasonReloadPaused, "Pause", "%s changed; the workload rolls in %s, with every change made until then",
+		names, v.pausePeriod)
+	return nil, true, nil
+}

@@ -1,0 +1,245 @@
+package workload
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// The reload strategies: how a rollout marks a pod template so that
+// Kubernetes rolls the workload. Reloader's names.
+const (
+	// StampAnnotations writes annotations.ConfigDigest on the pod template.
+	StampAnnotations = "annotations"
+	// StampEnvVars sets Reloader's STAKATER_<NAME>_<KIND> variable on the
+	// container that uses each changed object, as Reloader's default does,
+	// so that a template Reloader managed is taken over without churn.
+	StampEnvVars = "env-vars"
+)
+
+// ReloadStrategies lists the reload strategies; the first is ripple's default.
+var ReloadStrategies = []string{StampAnnotations, StampEnvVars}
+
+// EnvVar is one variable a rollout sets under StampEnvVars.
+type EnvVar struct {
+	Container, Name, Value string
+}
+
+// EnvVarPrefix starts the name of every variable of the env-vars strategy.
+const EnvVarPrefix = "STAKATER_"
+
+// EnvVarName is the variable Reloader sets for a changed object:
+// STAKATER_, the name upper-cased with each run of other characters than
+// letters and digits made one underscore (none leading), then the kind.
+func EnvVarName(ref refs.Ref) string {
+	var b strings.Builder
+	b.WriteString(EnvVarPrefix)
+	valid := false
+	for _, ch := range []byte(strings.ToUpper(ref.Name)) {
+		if (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') {
+			b.WriteByte(ch)
+			valid = true
+			continue
+		}
+		if valid {
+			b.WriteByte('_')
+		}
+		valid = false
+	}
+	b.WriteString("_" + strings.ToUpper(string(ref.Kind)))
+	return b.String()
+}
+
+// Pause is how a type holds rollouts during a pause period.
+type Pause int
+
+const (
+	// NoPause: the type has no pause period.
+	NoPause Pause = iota
+	// PauseHold: ripple holds the changes and rolls once when the period
+	// ends; the workload itself cannot be paused.
+	PauseHold
+	// PauseSpec: the workload's spec.paused holds the rollout, as Reloader
+	// does for Deployments: ripple writes changes as they come and the
+	// workload rolls once, with all of them, when ripple resumes it.
+	PauseSpec
+)
+
+// PauseMark is the pause annotation a rollout writes: At, when a pause
+// begins, or its removal (At empty) when the rollout ends a hold.
+type PauseMark struct {
+	Annotation, At string
+}
+
+// Stamp writes a change to the pod template through the change's reload
+// strategy, with the record, and the start of a pause when asked, in one
+// patch under the object's resourceVersion.
+func (t Type) Stamp(ctx context.Context, c client.Client, obj client.Object, ch Change) error {
+	if len(ch.Env) > 0 {
+		return t.stampEnv(ctx, c, obj, ch)
+	}
+	body := t.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: ch.Record},
+		map[string]string{annotations.ConfigDigest: ch.Stamp})
+	if p := ch.Pause; p != nil {
+		meta := body["metadata"].(map[string]any)
+		ann := meta["annotations"].(map[string]string)
+		out := map[string]any{p.Annotation: nil}
+		for k, v := range ann {
+			out[k] = v
+		}
+		if p.At != "" {
+			out[p.Annotation] = p.At
+		}
+		meta["annotations"] = out
+		if p.At != "" && t.Pause == PauseSpec {
+			body["spec"].(map[string]any)["paused"] = true
+		}
+	}
+	return t.patch(ctx, c, obj, body)
+}
+
+// jsonOp is one operation of a JSON patch (RFC 6902).
+type jsonOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// stampEnv writes the change's variables with a JSON patch: a merge patch
+// would replace the whole list of containers, and custom resources take no
+// strategic merge patch. The indices come from the cached object, and the
+// resourceVersion in the same patch makes the API server refuse it if the
+// object changed since.
+func (t Type) stampEnv(ctx context.Context, c client.Client, obj client.Object, ch Change) error {
+	tmpl := t.Template(obj)
+	if tmpl == nil {
+		return fmt.Errorf("%s %s/%s has no pod template", t.Kind, obj.GetNamespace(), obj.GetName())
+	}
+	meta := map[string]string{annotations.Recorded: ch.Record}
+	p := ch.Pause
+	if p != nil && p.At != "" {
+		meta[p.Annotation] = p.At
+	}
+	ops := append([]jsonOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: obj.GetResourceVersion()}},
+		annotationOps(obj.GetAnnotations(), meta)...)
+	switch {
+	case p != nil && p.At == "":
+		ops = append(ops, jsonOp{Op: "remove", Path: "/metadata/annotations/" + pointerEscape(p.Annotation)})
+	case p != nil && t.Pause == PauseSpec:
+		ops = append(ops, jsonOp{Op: "add", Path: "/spec/paused", Value: true})
+	}
+	env, err := envOps(t.TemplatePath, tmpl, ch.Env)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %w", t.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	raw, err := json.Marshal(append(ops, env...))
+	if err != nil {
+		return fmt.Errorf("encoding patch: %w", err)
+	}
+	target := t.Metadata(obj.GetNamespace(), obj.GetName())
+	if err := c.Patch(ctx, target, client.RawPatch(types.JSONPatchType, raw), client.FieldOwner(FieldOwner)); err != nil {
+		return fmt.Errorf("patching %s %s/%s: %w", t.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func annotationOps(existing, set map[string]string) []jsonOp {
+	if existing == nil {
+		return []jsonOp{{Op: "add", Path: "/metadata/annotations", Value: set}}
+	}
+	out := make([]jsonOp, 0, len(set))
+	for k, v := range set {
+		out = append(out, jsonOp{Op: "add", Path: "/metadata/annotations/" + pointerEscape(k), Value: v})
+	}
+	return out
+}
+
+// envOps sets each variable on its container: the variable of that name
+// is replaced wherever it is (taken over from Reloader, never doubled),
+// else added to the container.
+func envOps(templatePath []string, tmpl *corev1.PodTemplateSpec, vars []EnvVar) ([]jsonOp, error) {
+	base := "/" + strings.Join(templatePath, "/") + "/spec/containers/"
+	containers := tmpl.Spec.Containers
+	created := map[int]bool{}
+	var out []jsonOp
+	for _, v := range vars {
+		entry := corev1.EnvVar{Name: v.Name, Value: v.Value}
+		if i, j, ok := findEnv(containers, v.Name); ok {
+			out = append(out, jsonOp{Op: "replace", Path: fmt.Sprintf("%s%d/env/%d", base, i, j), Value: entry})
+			continue
+		}
+		i := containerIndex(containers, v.Container)
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("no container %q to set %s on", v.Container, v.Name)
+		case containers[i].Env == nil && !created[i]:
+			created[i] = true
+			out = append(out, jsonOp{Op: "add", Path: fmt.Sprintf("%s%d/env", base, i), Value: []corev1.EnvVar{entry}})
+		default:
+			out = append(out, jsonOp{Op: "add", Path: fmt.Sprintf("%s%d/env/-", base, i), Value: entry})
+		}
+	}
+	return out, nil
+}
+
+func findEnv(containers []corev1.Container, name string) (int, int, bool) {
+	for i := range containers {
+		for j := range containers[i].Env {
+			if containers[i].Env[j].Name == name {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+func containerIndex(containers []corev1.Container, name string) int {
+	for i := range containers {
+		if containers[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// EnvValue returns the value of the variable name on any container of the
+// template, and whether it is set.
+func EnvValue(tmpl *corev1.PodTemplateSpec, name string) (string, bool) {
+	if i, j, ok := findEnv(tmpl.Spec.Containers, name); ok {
+		return tmpl.Spec.Containers[i].Env[j].Value, true
+	}
+	return "", false
+}
+
+func pointerEscape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// Hold starts a pause of a type that cannot be paused: only the annotation
+// that says since when, under the resourceVersion. The record stays as it
+// was, so the change is still to roll when the pause ends, whoever ends it.
+func (t Type) Hold(ctx context.Context, c client.Client, obj client.Object, p PauseMark) error {
+	return t.patch(ctx, c, obj, t.TemplatePatch(obj.GetResourceVersion(), map[string]string{p.Annotation: p.At}, nil))
+}
+
+// EndPause removes the pause annotation and, for a type whose spec holds
+// the rollout, resumes it: the workload then rolls with every change made
+// during the pause.
+func (t Type) EndPause(ctx context.Context, c client.Client, obj client.Object, annotation string) error {
+	body := map[string]any{"metadata": map[string]any{
+		"resourceVersion": obj.GetResourceVersion(),
+		"annotations":     map[string]any{annotation: nil},
+	}}
+	if t.Pause == PauseSpec {
+		body["spec"] = map[string]any{"paused": false}
+	}
+	return t.patch(ctx, c, obj, body)
+}

@@ -1,0 +1,73 @@
+package workload
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+func TestEnvVarNameManglesAsReloaderDoes(t *testing.T) {
+	for _, tc := range []struct {
+		ref  refs.Ref
+		want string
+	}{
+		{refs.Ref{Kind: refs.ConfigMap, Name: "app-config"}, "STAKATER_APP_CONFIG_CONFIGMAP"},
+		{refs.Ref{Kind: refs.Secret, Name: "db.credentials"}, "STAKATER_DB_CREDENTIALS_SECRET"},
+		{refs.Ref{Kind: refs.ConfigMap, Name: "a--b..c"}, "STAKATER_A_B_C_CONFIGMAP"},
+		{refs.Ref{Kind: refs.ConfigMap, Name: "-lead"}, "STAKATER_LEAD_CONFIGMAP"},
+		{refs.Ref{Kind: refs.ConfigMap, Name: "trail-"}, "STAKATER_TRAIL__CONFIGMAP"},
+		{refs.Ref{Kind: refs.SecretProviderClass, Name: "vault"}, "STAKATER_VAULT_SECRETPROVIDERCLASS"},
+	} {
+		if got := EnvVarName(tc.ref); got != tc.want {
+			t.Errorf("EnvVarName(%s) = %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}
+
+func TestEnvOpsTakeOverAnExistingVariableAndAddOthersToTheirContainer(t *testing.T) {
+	path := []string{"spec", "template"}
+	tmpl := func(containers ...corev1.Container) *corev1.PodTemplateSpec {
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: containers}}
+	}
+	for _, tc := range []struct {
+		name    string
+		tmpl    *corev1.PodTemplateSpec
+		vars    []EnvVar
+		want    string
+		wantErr bool
+	}{
+		{"first variable of a container without env creates the list",
+			tmpl(corev1.Container{Name: "a"}),
+			[]EnvVar{{Container: "a", Name: "STAKATER_X_CONFIGMAP", Value: "v"}},
+			`[{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"STAKATER_X_CONFIGMAP","value":"v"}]}]`, false},
+		{"a second variable for the same container appends",
+			tmpl(corev1.Container{Name: "a"}),
+			[]EnvVar{{Container: "a", Name: "STAKATER_X_CONFIGMAP", Value: "v"}, {Container: "a", Name: "STAKATER_Y_SECRET", Value: "w"}},
+			`[{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"STAKATER_X_CONFIGMAP","value":"v"}]},` +
+				`{"op":"add","path":"/spec/template/spec/containers/0/env/-","value":{"name":"STAKATER_Y_SECRET","value":"w"}}]`, false},
+		{"an existing variable is replaced where it is, even on another container",
+			tmpl(corev1.Container{Name: "a"}, corev1.Container{Name: "b", Env: []corev1.EnvVar{{Name: "K", Value: "1"}, {Name: "STAKATER_X_CONFIGMAP", Value: "old"}}}),
+			[]EnvVar{{Container: "a", Name: "STAKATER_X_CONFIGMAP", Value: "v"}},
+			`[{"op":"replace","path":"/spec/template/spec/containers/1/env/1","value":{"name":"STAKATER_X_CONFIGMAP","value":"v"}}]`, false},
+		{"a container that is not there is an error",
+			tmpl(corev1.Container{Name: "a"}),
+			[]EnvVar{{Container: "z", Name: "STAKATER_X_CONFIGMAP", Value: "v"}}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ops, err := envOps(path, tc.tmpl, tc.vars)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err != nil {
+				return
+			}
+			raw, _ := json.Marshal(ops)
+			if string(raw) != tc.want {
+				t.Errorf("ops = %s\nwant %s", raw, tc.want)
+			}
+		})
+	}
+}
