@@ -250,6 +250,23 @@ var _ = Describe("Argo Rollouts", func() {
 		Eventually(eventsFor(ro), 10*time.Second).Should(ContainElement("Reloaded: Rolled because ConfigMap/cfg changed"))
 	})
 
+	It("sets Reloader's variable on a Rollout's pod template under the env-vars strategy (Reloader's ArgoRollout case)", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ro := createRollout(ns, "web", map[string]string{annotations.ConfigMapReload: "cfg"}, nil, envFromConfigMap("cfg"))
+		startRipple(argo, "--reload-strategy=env-vars")
+		before := rolloutRecorded(ro)
+
+		setData(cm, "k", "2")
+
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		Consistently(before.Rollouts, quiet).Should(Equal(1))
+		rolloutStateOf(ro)
+		containers, _, _ := unstructured.NestedSlice(rolloutTemplate(ro), "spec", "containers")
+		Expect(containers).To(HaveLen(1))
+		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+		Expect(env).To(ContainElement(HaveKeyWithValue("name", "STAKATER_CFG_CONFIGMAP")))
+	})
+
 	It("restarts a Rollout with rollout-strategy restart through spec.restartAt once per change, never touching its pod template", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))

@@ -21,7 +21,16 @@ import (
 // Changes that a reconcile cannot see as an edit of a recorded object: the
 // record, the pod template's stamp and the objects' own history are the
 // evidence that the pods run older config than what is there now.
-var _ = Describe("Never losing a change", func() {
+var _ = Describe("Never losing a change", neverLosingAChange)
+
+// The same guarantees hold when rollouts set Reloader's variables instead
+// of the annotation: the variables are then the stamp.
+var _ = Describe("Never losing a change under the env-vars strategy", func() {
+	BeforeEach(func() { withDefaultArgs("--reload-strategy=env-vars") })
+	neverLosingAChange()
+})
+
+func neverLosingAChange() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace(nil) })
 
@@ -177,9 +186,9 @@ var _ = Describe("Never losing a change", func() {
 		copied.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "restored"}}
 		copied.Spec.Template.Labels = map[string]string{"app": "restored"}
 		Expect(copied.Annotations).To(HaveKey(annotations.Recorded))
-		Expect(copied.Spec.Template.Annotations).To(HaveKey(annotations.ConfigDigest))
 		Expect(k8s.Create(suiteCtx, copied)).To(Succeed())
 		restored := withRollouts(copied, stateOf(copied))
+		Expect(restored.Digest).To(Equal(rolled.Digest), "the stamp is copied too")
 		startRipple()
 
 		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(rolled.Recorded))
@@ -214,7 +223,7 @@ var _ = Describe("Never losing a change", func() {
 
 		Consistently(before.Rollouts, quiet).Should(Equal(1), "only the user's own template edit rolls")
 	})
-})
+}
 
 var _ = Describe("A reload list that matches thousands of objects", func() {
 	It("records the workload with a record far below the annotation limit, rolls it on a change, not on a creation", func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/cli"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // quiet is how long a spec watches for a write that must not happen. Ripple
@@ -51,8 +53,19 @@ func startRippleErr(args ...string) error {
 	return err
 }
 
+// defaultArgs are added to every ripple a spec starts, before its own.
+var defaultArgs []string
+
+// withDefaultArgs makes every ripple the current spec starts take args.
+// Specs of one process run one after the other, so a BeforeEach may set it.
+func withDefaultArgs(args ...string) {
+	defaultArgs = args
+	DeferCleanup(func() { defaultArgs = nil })
+}
+
 func tryStartRipple(args ...string) (*rippleInstance, error) {
 	defaults := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--debounce=0"}
+	defaults = append(defaults, defaultArgs...)
 	opts, err := cli.Parse(append(defaults, args...))
 	if err != nil {
 		return nil, err
@@ -319,10 +332,24 @@ func stateOf(obj client.Object) state {
 	tmpl := templateOf(obj)
 	return state{
 		ResourceVersion: obj.GetResourceVersion(),
-		Digest:          tmpl.Annotations[annotations.ConfigDigest],
+		Digest:          stampOf(&tmpl),
 		Recorded:        obj.GetAnnotations()[annotations.Recorded],
 		Template:        tmpl,
 	}
+}
+
+// stampOf is what ripple stamped on a pod template: the annotation, and
+// the variables of the env-vars strategy.
+func stampOf(tmpl *corev1.PodTemplateSpec) string {
+	out := tmpl.Annotations[annotations.ConfigDigest]
+	for _, c := range tmpl.Spec.Containers {
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, workload.EnvVarPrefix) {
+				out += " " + e.Name + "=" + e.Value
+			}
+		}
+	}
+	return out
 }
 
 // withRollouts starts counting, through a watch from s, every change of the

@@ -1,0 +1,216 @@
+package integration
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// envOf returns the variables named name on each container of the
+// workload's pod template, by container.
+func envOf(obj client.Object, name string) map[string][]string {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	tmpl := templateOf(obj)
+	out := map[string][]string{}
+	for _, c := range tmpl.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == name {
+				out[c.Name] = append(out[c.Name], e.Value)
+			}
+		}
+	}
+	return out
+}
+
+// secondContainerUses adds a second container, "sidecar", that reads the
+// ConfigMap through envFrom.
+func secondContainerUses(configMap string) podMod {
+	return func(s *corev1.PodSpec) {
+		s.Containers = append(s.Containers, corev1.Container{Name: "sidecar", Image: "app:1",
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}}})
+	}
+}
+
+var envVarsStrategy = "--reload-strategy=env-vars"
+
+var _ = Describe("The env-vars reload strategy", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	type creator func(ns, name string, ann map[string]string, mods ...podMod) client.Object
+	deployment := func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+		return createDeployment(ns, name, ann, mods...)
+	}
+	statefulSet := func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+		return createStatefulSet(ns, name, ann, mods...)
+	}
+	daemonSet := func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+		return createDaemonSet(ns, name, ann, mods...)
+	}
+
+	DescribeTable("sets STAKATER_<NAME>_CONFIGMAP when a ConfigMap named by the reload annotation changes (Reloader's case)",
+		func(create creator) {
+			cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+			obj := create(ns, "w", map[string]string{annotations.ConfigMapReload: "app-config"}, envFromConfigMap("app-config"))
+			startRipple(envVarsStrategy)
+			before := recorded(obj)
+			Expect(envOf(obj, "STAKATER_APP_CONFIG_CONFIGMAP")).To(BeEmpty(), "first sight writes no variable")
+
+			setData(cm, "k", "2")
+
+			expectRolledOnce(obj, before)
+			vars := envOf(obj, "STAKATER_APP_CONFIG_CONFIGMAP")
+			Expect(vars).To(HaveKeyWithValue("app", HaveLen(1)))
+			Expect(templateOf(obj).Annotations).NotTo(HaveKey(annotations.ConfigDigest), "no annotation churn under env-vars")
+		},
+		Entry("on a Deployment", deployment), Entry("on a StatefulSet", statefulSet), Entry("on a DaemonSet", daemonSet),
+	)
+
+	DescribeTable("sets STAKATER_<NAME>_SECRET when a Secret named by the reload annotation changes, never holding its data (Reloader's case)",
+		func(create creator) {
+			sec := createSecret(ns, "db.creds", map[string]string{"password": "initial"})
+			obj := create(ns, "w", map[string]string{annotations.SecretReload: "db.creds"}, envFromSecret("db.creds"))
+			startRipple(envVarsStrategy)
+			before := recorded(obj)
+
+			setSecretData(sec, "password", "hunter2")
+
+			expectRolledOnce(obj, before)
+			vars := envOf(obj, "STAKATER_DB_CREDS_SECRET")
+			Expect(vars).To(HaveKeyWithValue("app", ConsistOf(MatchRegexp(`^[^:]+:[0-9]+:[^:]+$`))), "a keyed stamp: key, time, digest")
+			Expect(vars["app"][0]).NotTo(ContainSubstring("hunter2"))
+		},
+		Entry("on a Deployment", deployment), Entry("on a StatefulSet", statefulSet), Entry("on a DaemonSet", daemonSet),
+	)
+
+	DescribeTable("sets no variable when only an object's labels change (Reloader's case)",
+		func(kind string) {
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			sec := createSecret(ns, "creds", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"), envFromSecret("creds"))
+			startRipple(envVarsStrategy)
+			before := recorded(dep)
+
+			if kind == "ConfigMap" {
+				update(cm, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"touched": "yes"} })
+			} else {
+				update(sec, func(s *corev1.Secret) { s.Labels = map[string]string{"touched": "yes"} })
+			}
+
+			expectNoRollout(dep, before)
+		},
+		Entry("ConfigMap labels", "ConfigMap"), Entry("Secret labels", "Secret"),
+	)
+
+	It("sets the variable on the container that uses the object, and a new value on every change", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, secondContainerUses("cfg"))
+		startRipple(envVarsStrategy)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+		after := expectRolledOnce(dep, before)
+		first := envOf(dep, "STAKATER_CFG_CONFIGMAP")
+		Expect(first).To(HaveKeyWithValue("sidecar", HaveLen(1)))
+		Expect(first).NotTo(HaveKey("app"))
+
+		setData(cm, "k", "3")
+		expectRolledOnce(dep, after)
+		second := envOf(dep, "STAKATER_CFG_CONFIGMAP")
+		Expect(second["sidecar"]).To(HaveLen(1))
+		Expect(second["sidecar"][0]).NotTo(Equal(first["sidecar"][0]))
+	})
+
+	It("takes over the variable Reloader set, on whichever container holds it, without a first-sight write or a duplicate", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		reloaders := func(s *corev1.PodSpec) {
+			s.Containers = append(s.Containers, corev1.Container{Name: "sidecar", Image: "app:1",
+				Env: []corev1.EnvVar{{Name: "STAKATER_CFG_CONFIGMAP", Value: "3b5d5c3712955042212316173ccf37be800c9d3b"}}})
+		}
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"), reloaders)
+		startRipple(envVarsStrategy)
+		before := recorded(dep)
+		Expect(before.Rollouts()).To(BeZero())
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		vars := envOf(dep, "STAKATER_CFG_CONFIGMAP")
+		Expect(vars).To(HaveLen(1), "one variable, not a second one on the container that reads the ConfigMap")
+		Expect(vars["sidecar"]).To(HaveLen(1))
+		Expect(vars["sidecar"][0]).NotTo(Equal("3b5d5c3712955042212316173ccf37be800c9d3b"))
+	})
+
+	It("lets a workload choose its strategy by annotation, either way, and reports a mistaken choice", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		envByAnnotation := createDeployment(ns, "env", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "env-vars"}, envFromConfigMap("cfg"))
+		plain := createDeployment(ns, "plain", auto, envFromConfigMap("cfg"))
+		mistaken := createDeployment(ns, "mistaken", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "envvars"}, envFromConfigMap("cfg"))
+		startRipple()
+		envBefore, plainBefore, mistakenBefore := recorded(envByAnnotation), recorded(plain), recorded(mistaken)
+		Eventually(eventsFor(mistaken), 10*time.Second).Should(ContainElement(ContainSubstring(`InvalidAnnotation: annotation ripple.dev/reload-strategy: "envvars" is not one of annotations, env-vars; "annotations" applies`)))
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(envByAnnotation, envBefore)
+		expectRolledOnce(plain, plainBefore)
+		expectRolledOnce(mistaken, mistakenBefore)
+		Expect(envOf(envByAnnotation, "STAKATER_CFG_CONFIGMAP")).To(HaveKey("app"))
+		Expect(templateOf(envByAnnotation).Annotations).NotTo(HaveKey(annotations.ConfigDigest))
+		for _, d := range []*appsv1.Deployment{plain, mistaken} {
+			Expect(envOf(d, "STAKATER_CFG_CONFIGMAP")).To(BeEmpty())
+			Expect(templateOf(d).Annotations).To(HaveKey(annotations.ConfigDigest))
+		}
+	})
+
+	It("rolls with the annotation a workload asks for under --reload-strategy=env-vars", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "annotations"}, envFromConfigMap("cfg"))
+		startRipple(envVarsStrategy)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(envOf(dep, "STAKATER_CFG_CONFIGMAP")).To(BeEmpty())
+	})
+
+	It("pauses a Deployment and sets its variable in one write", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
+		startRipple(envVarsStrategy)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(envOf(dep, "STAKATER_CFG_CONFIGMAP")).To(HaveKey("app"))
+		expectPausedThenResumed(dep, 10*time.Second)
+	})
+
+	It("rolls a held StatefulSet through its variable when the pause ends", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		sts := createStatefulSet(ns, "sts", pauseFor("3s"), envFromConfigMap("cfg"))
+		startRipple(envVarsStrategy)
+		before := recorded(sts)
+
+		setData(cm, "k", "2")
+
+		Eventually(before.Rollouts, 15*time.Second).Should(Equal(1))
+		Expect(envOf(sts, "STAKATER_CFG_CONFIGMAP")).To(HaveKey("app"))
+		Eventually(pausedAt(sts), 5*time.Second).Should(BeEmpty())
+	})
+
+	It("refuses to start with an unknown --reload-strategy, naming the flag", func() {
+		err := startRippleErr("--reload-strategy=envvars")
+		Expect(err).To(MatchError(ContainSubstring(`--reload-strategy: "envvars" is not annotations or env-vars`)))
+	})
+})
+

@@ -1,0 +1,275 @@
+package integration
+
+import (
+	"maps"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// pauseFor opts a workload in with a pause period.
+func pauseFor(period string) map[string]string {
+	return map[string]string{annotations.Auto: "true", annotations.PausePeriod: period}
+}
+
+// pausedAt reads the pause annotation ripple writes.
+func pausedAt(obj client.Object) func() string {
+	return func() string {
+		GinkgoHelper()
+		Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		return obj.GetAnnotations()[annotations.PausedAt]
+	}
+}
+
+// specPaused reads a Deployment's spec.paused.
+func specPaused(dep *appsv1.Deployment) func() bool {
+	return func() bool {
+		GinkgoHelper()
+		Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(dep), dep)).To(Succeed())
+		return dep.Spec.Paused
+	}
+}
+
+// expectPausedThenResumed waits for ripple to pause the Deployment and then,
+// within the period and a margin, to resume it.
+func expectPausedThenResumed(dep *appsv1.Deployment, within time.Duration) {
+	GinkgoHelper()
+	Eventually(specPaused(dep), 10*time.Second).Should(BeTrue(), "ripple pauses the Deployment")
+	Expect(pausedAt(dep)()).NotTo(BeEmpty())
+	Eventually(specPaused(dep), within).Should(BeFalse(), "ripple resumes the Deployment when the period ends")
+	Expect(pausedAt(dep)()).To(BeEmpty(), "and removes its pause annotation")
+}
+
+var _ = Describe("Pause periods", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	It("pauses a Deployment with its reload and resumes it when the period ends (Reloader's pause-period case)", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
+		startRipple()
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		expectPausedThenResumed(dep, 10*time.Second)
+		Expect(eventsFor(dep)()).To(ContainElement(HavePrefix("Reloaded: Paused for 3s because ConfigMap/cfg changed")))
+		Eventually(eventsFor(dep), 5*time.Second).Should(ContainElement(HavePrefix("PauseEnded: ")))
+	})
+
+	It("does not pause a Deployment without a pause period (Reloader's negative case)", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"))
+		startRipple()
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Consistently(specPaused(dep), quiet).Should(BeFalse())
+		Expect(pausedAt(dep)()).To(BeEmpty())
+	})
+
+	It("writes every change of the period to the paused Deployment and keeps the pause's start, so it rolls once", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		sec := createSecret(ns, "creds", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("6s"), envFromConfigMap("cfg"), envFromSecret("creds"))
+		startRipple()
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+		Eventually(pausedAt(dep), 10*time.Second).ShouldNot(BeEmpty())
+		start := pausedAt(dep)()
+		setSecretData(sec, "k", "2")
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).Should(Not(Equal(before.Recorded)))
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(2), "both changes reach the template while the rollout is held")
+		Expect(pausedAt(dep)()).To(Equal(start), "a change during the pause does not extend it")
+		Expect(specPaused(dep)()).To(BeTrue())
+		Eventually(specPaused(dep), 15*time.Second).Should(BeFalse())
+	})
+
+	It("leaves a Deployment its owner paused to its owner", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("2s"), envFromConfigMap("cfg"))
+		update(dep, func(d *appsv1.Deployment) { d.Spec.Paused = true })
+		startRipple()
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Consistently(specPaused(dep), quiet+2*time.Second).Should(BeTrue(), "ripple never resumes what it did not pause")
+		Expect(pausedAt(dep)()).To(BeEmpty())
+	})
+
+	DescribeTable("holds the changes of a workload that cannot pause and rolls them once when the period ends",
+		func(create func(ns, name string, ann map[string]string, mods ...podMod) client.Object) {
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			sec := createSecret(ns, "creds", map[string]string{"k": "1"})
+			obj := create(ns, "held", pauseFor("4s"), envFromConfigMap("cfg"), envFromSecret("creds"))
+			startRipple()
+			before := recorded(obj)
+
+			setData(cm, "k", "2")
+			Eventually(pausedAt(obj), 10*time.Second).ShouldNot(BeEmpty())
+			setSecretData(sec, "k", "2")
+			Consistently(before.Rollouts, 2*time.Second).Should(BeZero(), "nothing rolls during the pause")
+			Eventually(eventsFor(obj), 5*time.Second).Should(ContainElement(HavePrefix("ReloadPaused: ConfigMap/cfg changed; the workload rolls in 4s")))
+
+			Eventually(before.Rollouts, 10*time.Second).Should(Equal(1), "one rollout when the period ends")
+			Consistently(before.Rollouts, quiet).Should(Equal(1), "and no pause of its own after it")
+			Expect(pausedAt(obj)()).To(BeEmpty())
+			Expect(stateOf(obj).Recorded).To(SatisfyAll(ContainSubstring("ConfigMap/cfg="), ContainSubstring("Secret/creds=")))
+		},
+		Entry("a StatefulSet", func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+			return createStatefulSet(ns, name, ann, mods...)
+		}),
+		Entry("a DaemonSet", func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+			return createDaemonSet(ns, name, ann, mods...)
+		}),
+	)
+
+	It("resumes a Deployment paused before a restart of ripple, at the end of its period", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("5s"), envFromConfigMap("cfg"))
+		first := startRipple()
+		recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+		first.stop()
+
+		startRipple()
+
+		Eventually(specPaused(dep), 15*time.Second).Should(BeFalse(), "the pause is kept on the object, not in memory")
+		Expect(pausedAt(dep)()).To(BeEmpty())
+	})
+
+	It("resumes a Deployment whose pause ended while ripple was down as soon as ripple starts", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("1s"), envFromConfigMap("cfg"))
+		first := startRipple()
+		recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+		first.stop()
+		Expect(specPaused(dep)()).To(BeTrue(), "still paused while ripple is down")
+		waitServerPast(ns, mustParseTime(pausedAt(dep)()).Unix()+2)
+
+		startRipple()
+
+		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
+	})
+
+	It("resumes a Deployment when the leader that paused it is gone and another replica leads", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("4s"), envFromConfigMap("cfg"))
+		ha := []string{"--enable-ha", "--leader-election-namespace=" + ns, "--leader-election-id=ripple-pause",
+			"--leader-election-lease-duration=2s", "--leader-election-renew-deadline=1500ms", "--leader-election-retry-period=200ms"}
+		leader := startRipple(ha...)
+		recorded(dep)
+		standby := startRipple(ha...)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+
+		leader.stop()
+
+		Eventually(specPaused(dep), 20*time.Second).Should(BeFalse(), "the new leader ends the pause")
+		Expect(pausedAt(dep)()).To(BeEmpty())
+		Eventually(standby.logs).Should(gbytes.Say("Ended a pause"))
+	})
+
+	It("holds a StatefulSet across a restart of ripple and rolls it once when the period ends", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		sts := createStatefulSet(ns, "sts", pauseFor("4s"), envFromConfigMap("cfg"))
+		first := startRipple()
+		before := recorded(sts)
+		setData(cm, "k", "2")
+		Eventually(pausedAt(sts), 10*time.Second).ShouldNot(BeEmpty())
+		first.stop()
+
+		startRipple()
+
+		Eventually(before.Rollouts, 15*time.Second).Should(Equal(1))
+		Consistently(before.Rollouts, quiet).Should(Equal(1))
+	})
+
+	It("pauses every workload without the annotation with --pause-period, and none whose annotation says 0", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		byFlag := createDeployment(ns, "by-flag", auto, envFromConfigMap("cfg"))
+		optedOut := createDeployment(ns, "opted-out", pauseFor("0"), envFromConfigMap("cfg"))
+		startRipple("--pause-period=3s")
+		recorded(byFlag)
+		recorded(optedOut)
+
+		setData(cm, "k", "2")
+
+		expectPausedThenResumed(byFlag, 10*time.Second)
+		Expect(specPaused(optedOut)()).To(BeFalse())
+		Expect(pausedAt(optedOut)()).To(BeEmpty())
+	})
+
+	It("reads the pause annotations under the names the flags give", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", "example.com/pause": "2s"}, envFromConfigMap("cfg"))
+		startRipple("--pause-deployment-annotation=example.com/pause", "--pause-deployment-time-annotation=example.com/paused-at")
+		recorded(dep)
+
+		setData(cm, "k", "2")
+
+		Eventually(func() map[string]string { return pausedAnnotations(dep) }, 10*time.Second).Should(HaveKey("example.com/paused-at"))
+		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
+		Expect(pausedAnnotations(dep)).NotTo(HaveKey("example.com/paused-at"))
+	})
+
+	It("reports an invalid pause period with an InvalidAnnotation Event and rolls without a pause", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("5 minutes"), envFromConfigMap("cfg"))
+		startRipple()
+		before := recorded(dep)
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement(ContainSubstring("InvalidAnnotation: annotation deployment.reloader.stakater.com/pause-period: \"5 minutes\" is not a duration")))
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(specPaused(dep)()).To(BeFalse())
+	})
+
+	It("ends a pause at once when its period is removed or its start is unreadable", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		removed := createDeployment(ns, "removed", pauseFor("10m"), envFromConfigMap("cfg"))
+		garbled := createDeployment(ns, "garbled", pauseFor("10m"), envFromConfigMap("cfg"))
+		startRipple()
+		recorded(removed)
+		recorded(garbled)
+		setData(cm, "k", "2")
+		Eventually(specPaused(removed), 10*time.Second).Should(BeTrue())
+		Eventually(specPaused(garbled), 10*time.Second).Should(BeTrue())
+
+		update(removed, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.PausePeriod) })
+		update(garbled, func(d *appsv1.Deployment) { d.Annotations[annotations.PausedAt] = "not a time" })
+
+		Eventually(specPaused(removed), 10*time.Second).Should(BeFalse())
+		Eventually(specPaused(garbled), 10*time.Second).Should(BeFalse())
+	})
+})
+
+func pausedAnnotations(obj client.Object) map[string]string {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	return maps.Clone(obj.GetAnnotations())
+}
+
+func mustParseTime(s string) time.Time {
+	GinkgoHelper()
+	t, err := time.Parse(time.RFC3339, s)
+	Expect(err).NotTo(HaveOccurred())
+	return t
+}
