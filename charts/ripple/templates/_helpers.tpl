@@ -192,6 +192,8 @@ reports on workloads (through the events.k8s.io API).
 {{- if $v.reloadOnDelete }}{{ $args = append $args "--reload-on-delete" }}{{ end }}
 {{- if $v.csiIntegration }}{{ $args = append $args "--enable-csi-integration" }}{{ end }}
 {{- $args = append $args (printf "--debounce=%s" $v.debounce) }}
+{{- if ne $v.reloadStrategy "annotations" }}{{ $args = append $args (printf "--reload-strategy=%s" $v.reloadStrategy) }}{{ end }}
+{{- with $v.pausePeriod }}{{ $args = append $args (printf "--pause-period=%s" .) }}{{ end }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}
@@ -203,6 +205,8 @@ reports on workloads (through the events.k8s.io API).
 {{- with $a.ignore }}{{ $args = append $args (printf "--ignore-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapExclude }}{{ $args = append $args (printf "--configmap-exclude-annotation=%s" .) }}{{ end }}
 {{- with $a.secretExclude }}{{ $args = append $args (printf "--secret-exclude-annotation=%s" .) }}{{ end }}
+{{- with $a.pauseDeployment }}{{ $args = append $args (printf "--pause-deployment-annotation=%s" .) }}{{ end }}
+{{- with $a.pauseDeploymentTime }}{{ $args = append $args (printf "--pause-deployment-time-annotation=%s" .) }}{{ end }}
 {{- $args = append $args (printf "--hmac-key-secret=%s" (include "ripple.digestKeySecret" .)) }}
 {{- if include "ripple.ha" . }}
 {{- $le := $v.highAvailability.leaderElection }}
