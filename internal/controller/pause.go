@@ -61,13 +61,13 @@ type pauseStep struct {
 // holds its rollout goes on to converge during the pause, its changes
 // written as they come.
 func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pauseStep, error) {
-	switch {
-	case !v.paused:
+	if !v.paused {
 		return pauseStep{}, nil
-	case r.pauseLeft(v) > 0:
-		left := r.pauseLeft(v)
+	}
+	if left := r.pauseLeft(v); left > 0 {
 		return pauseStep{left: left, done: r.Type.Pause != workload.PauseSpec}, nil
-	case r.Type.Pause != workload.PauseSpec:
+	}
+	if r.Type.Pause != workload.PauseSpec {
 		return pauseStep{endHold: true}, nil
 	}
 	if err := r.Type.EndPause(ctx, r.Client, obj, r.Opts.Keys.PausedAt); err != nil {
