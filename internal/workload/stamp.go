@@ -62,12 +62,12 @@ func EnvVarName(ref refs.Ref) string {
 type Pause int
 
 const (
-	// NoPause: the type has no pause period.
+	// NoPause means the type has no pause period.
 	NoPause Pause = iota
-	// PauseHold: ripple holds the changes and rolls once when the period
+	// PauseHold means ripple holds the changes and rolls once when the period
 	// ends; the workload itself cannot be paused.
 	PauseHold
-	// PauseSpec: the workload's spec.paused holds the rollout, as Reloader
+	// PauseSpec means the workload's spec.paused holds the rollout, as Reloader
 	// does for Deployments: ripple writes changes as they come and the
 	// workload rolls once, with all of them, when ripple resumes it.
 	PauseSpec

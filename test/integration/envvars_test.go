@@ -213,4 +213,3 @@ var _ = Describe("The env-vars reload strategy", func() {
 		Expect(err).To(MatchError(ContainSubstring(`--reload-strategy: "envvars" is not annotations or env-vars`)))
 	})
 })
-
