@@ -137,6 +137,20 @@ var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", f
 		expectNoRollout(d, after)
 	})
 
+	It("sets STAKATER_<NAME>_SECRETPROVIDERCLASS on a rotation under the env-vars strategy (Reloader's case)", func() {
+		ns := newNamespace(nil)
+		createClass(ns, "vault-db")
+		pod := mountStatus(ns, "app-1", "vault-db", "1")
+		startRipple("--enable-csi-integration", "--reload-strategy=env-vars")
+		d := createDeployment(ns, "app", spcAuto, volumeCSI("vault-db"))
+		before := recorded(d)
+
+		rotate(pod, "2")
+
+		expectRolledOnce(d, before)
+		Expect(envOf(d, "STAKATER_VAULT_DB_SECRETPROVIDERCLASS")).To(HaveKeyWithValue("app", HaveLen(1)))
+	})
+
 	It("records a SecretProviderClass on first sight without rolling the Deployment", func() {
 		ns := newNamespace(nil)
 		createClass(ns, "vault")
