@@ -319,6 +319,9 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(opts.Debounce.String()).To(Equal("3s"))
 		Expect(opts.QPS).To(BeEquivalentTo(25.5))
 		Expect(opts.Keys.SecretExclude).To(Equal("example.com/secret-exclude"))
+		Expect(opts.ReloadStrategy).To(Equal("env-vars"))
+		Expect(opts.PausePeriod.String()).To(Equal("2m0s"))
+		Expect(opts.Keys.PausedAt).To(Equal("example.com/paused-at"))
 		collect("--set", "namespaceSelector=", "--set-json", "namespacesToIgnore=[]", "--set", "watchNamespaces={a,b}")
 
 		var missing []string
@@ -341,6 +344,8 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			{"--set", "resourcesToIgnore=pods"},
 			{"--set", "ignoredWorkloadTypes={pods}"},
 			{"--set", "debounce=soon"},
+			{"--set", "reloadStrategy=envvars"},
+			{"--set", "pausePeriod=soon"},
 			{"--set", "logFormat=xml"},
 			{"--set", "noSuchValue=1"},
 			{"--set", "digestKey.create=false"},
