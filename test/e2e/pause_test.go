@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -38,11 +39,16 @@ func replicaSets(ctx context.Context, ns, name string) func() int {
 	}
 }
 
+// completeDeployment checks that the Deployment completed its rollout and
+// that ripple recorded it, so that an edit after it is a change.
 func completeDeployment(ctx context.Context, ns, name string) func() error {
 	return func() error {
 		d, err := clientset.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if _, ok := d.Annotations[annotations.Recorded]; !ok {
+			return fmt.Errorf("ripple has not recorded Deployment %s yet", name)
 		}
 		return deploymentComplete(d)
 	}
