@@ -42,12 +42,12 @@ func TestFormat(t *testing.T) {
 		{"teams", Teams, "", map[string]string{"text": sentence}},
 		{"google chat", GoogleChat, "prod-eu", map[string]string{"text": "prod-eu : " + sentence}},
 		{"raw has fields and no markdown", Raw, "", map[string]string{
-			"text":      "ripple rolled Deployment web in namespace shop because ConfigMap/app, Secret/db changed",
-			"kind":      "Deployment", "namespace": "shop", "name": "web", "changed": "ConfigMap/app, Secret/db",
+			"text": "ripple rolled Deployment web in namespace shop because ConfigMap/app, Secret/db changed",
+			"kind": "Deployment", "namespace": "shop", "name": "web", "changed": "ConfigMap/app, Secret/db",
 		}},
 		{"raw with additional info", Raw, "prod-eu", map[string]string{
-			"text":      "prod-eu : ripple rolled Deployment web in namespace shop because ConfigMap/app, Secret/db changed",
-			"kind":      "Deployment", "namespace": "shop", "name": "web", "changed": "ConfigMap/app, Secret/db",
+			"text": "prod-eu : ripple rolled Deployment web in namespace shop because ConfigMap/app, Secret/db changed",
+			"kind": "Deployment", "namespace": "shop", "name": "web", "changed": "ConfigMap/app, Secret/db",
 			"additionalInfo": "prod-eu",
 		}},
 	} {
