@@ -341,6 +341,7 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			{"--set", "resourcesToIgnore=pods"},
 			{"--set", "ignoredWorkloadTypes={pods}"},
 			{"--set", "debounce=soon"},
+			{"--set", "webhookUrl=ftp://receiver/hook"},
 			{"--set", "logFormat=xml"},
 			{"--set", "noSuchValue=1"},
 			{"--set", "digestKey.create=false"},

@@ -192,6 +192,7 @@ reports on workloads (through the events.k8s.io API).
 {{- if $v.reloadOnDelete }}{{ $args = append $args "--reload-on-delete" }}{{ end }}
 {{- if $v.csiIntegration }}{{ $args = append $args "--enable-csi-integration" }}{{ end }}
 {{- $args = append $args (printf "--debounce=%s" $v.debounce) }}
+{{- with $v.webhookUrl }}{{ $args = append $args (printf "--webhook-url=%s" .) }}{{ end }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}
@@ -224,6 +225,7 @@ reports on workloads (through the events.k8s.io API).
 {{- $args = append $args "--metrics-bind-address=0" }}
 {{- end }}
 {{- $args = append $args (printf "--health-probe-bind-address=:%d" (int $v.health.port)) }}
+{{- if $v.enablePprof }}{{ $args = append $args "--enable-pprof" (printf "--pprof-addr=%s" $v.pprofAddr) }}{{ end }}
 {{- range $v.extraArgs }}{{ $args = append $args . }}{{ end }}
 {{- toYaml $args }}
 {{- end }}
