@@ -88,7 +88,7 @@ func TestSenderRetries(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, n := server(t, c.codes...)
 			u, _ := ParseURL(s.URL + "/hook")
-			snd := NewSender(Config{Sink: Slack, URL: u})
+			snd := NewSender(Config{Sink: Slack, URL: u}, testLogger(t))
 			snd.backoff = time.Millisecond
 			sent, failed := value(sentTotal), value(failedTotal)
 			snd.send(context.Background(), testLogger(t), Message{Kind: "Deployment", Namespace: "ns", Name: "web", Changed: "ConfigMap/app"})
@@ -105,7 +105,7 @@ func TestSenderRetries(t *testing.T) {
 
 func TestNotifyNeverBlocks(t *testing.T) {
 	u, _ := ParseURL("http://127.0.0.1:1/hook")
-	snd := NewSender(Config{Sink: Raw, URL: u})
+	snd := NewSender(Config{Sink: Raw, URL: u}, testLogger(t))
 	dropped := value(droppedTotal)
 	done := make(chan struct{})
 	go func() {

@@ -59,6 +59,7 @@ type Sender struct {
 	cfg    Config
 	poster *Poster
 	queue  chan Message
+	log    logr.Logger
 
 	attempts int
 	backoff  time.Duration
@@ -66,9 +67,10 @@ type Sender struct {
 	drops, failures limiter
 }
 
-// NewSender returns a Sender of cfg's alerts.
-func NewSender(cfg Config) *Sender {
-	return &Sender{cfg: cfg, poster: NewPoster(cfg.URL, cfg.Proxy), queue: make(chan Message, QueueSize),
+// NewSender returns a Sender of cfg's alerts that logs to log: the context
+// a manager starts its Runnables with carries no logger.
+func NewSender(cfg Config, log logr.Logger) *Sender {
+	return &Sender{cfg: cfg, poster: NewPoster(cfg.URL, cfg.Proxy), queue: make(chan Message, QueueSize), log: log,
 		attempts: Attempts, backoff: FirstBackoff}
 }
 
@@ -96,7 +98,7 @@ func (s *Sender) NeedLeaderElection() bool { return false }
 // Start sends queued alerts until ctx ends; what is still queued then is
 // not sent.
 func (s *Sender) Start(ctx context.Context) error {
-	log := logf.FromContext(ctx).WithName("alerts")
+	log := s.log
 	log.Info("Sending an alert for each rollout", "sink", string(s.cfg.Sink), "webhook", s.Redacted())
 	for {
 		select {

@@ -30,7 +30,7 @@ type Notifier interface {
 func notifiers(mgr ctrl.Manager, opts *options.Options) (Notifier, *alert.Poster, error) {
 	var alerts Notifier
 	if opts.Alerts != nil {
-		s := alert.NewSender(*opts.Alerts)
+		s := alert.NewSender(*opts.Alerts, mgr.GetLogger().WithName("alerts"))
 		if err := mgr.Add(s); err != nil {
 			return nil, nil, fmt.Errorf("adding the alert sender: %w", err)
 		}
