@@ -81,7 +81,7 @@ func (h *hook) requestCount() int {
 func metric(addr, series string) func() float64 {
 	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`)
 	return func() float64 {
-		body, ok := strings.CutPrefix(httpGet("http://" + addr + "/metrics")(), "200 ")
+		body, ok := strings.CutPrefix(httpGet("http://"+addr+"/metrics")(), "200 ")
 		if !ok {
 			return -2
 		}
