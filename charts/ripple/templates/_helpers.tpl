@@ -225,7 +225,7 @@ reports on workloads (through the events.k8s.io API).
 {{- $args = append $args "--metrics-bind-address=0" }}
 {{- end }}
 {{- $args = append $args (printf "--health-probe-bind-address=:%d" (int $v.health.port)) }}
-{{- if $v.enablePprof }}{{ $args = append $args "--enable-pprof" (printf "--pprof-addr=%s" $v.pprofAddr) }}{{ end }}
+{{- if $v.enablePprof }}{{ $args = concat $args (list "--enable-pprof" (printf "--pprof-addr=%s" $v.pprofAddr)) }}{{ end }}
 {{- range $v.extraArgs }}{{ $args = append $args . }}{{ end }}
 {{- toYaml $args }}
 {{- end }}
