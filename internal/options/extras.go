@@ -66,13 +66,10 @@ func (p *Parser) extras(o *Options) []error {
 	if cfg.Sink, err = alert.ParseSink(p.getenv(EnvAlertSink)); err != nil {
 		fail(EnvAlertSink, err)
 	}
-	switch u := strings.TrimSpace(p.getenv(EnvAlertWebhookURL)); {
-	case u == "":
+	if u := strings.TrimSpace(p.getenv(EnvAlertWebhookURL)); u == "" {
 		fail(EnvAlertWebhookURL, fmt.Errorf("is empty, and %s is true", EnvAlertOnReload))
-	default:
-		if cfg.URL, err = alert.ParseURL(u); err != nil {
-			fail(EnvAlertWebhookURL, err)
-		}
+	} else if cfg.URL, err = alert.ParseURL(u); err != nil {
+		fail(EnvAlertWebhookURL, err)
 	}
 	if proxy := strings.TrimSpace(p.getenv(EnvAlertWebhookProxy)); proxy != "" {
 		if cfg.Proxy, err = alert.ParseURL(proxy); err != nil {
