@@ -99,6 +99,9 @@ app.kubernetes.io/component: controller
 {{- if and (not .Values.digestKey.create) (not .Values.digestKey.existingSecret) }}
 {{- fail "digestKey.create=false needs digestKey.existingSecret: ripple always keys its digests" }}
 {{- end }}
+{{- if and .Values.alerts.enabled (not .Values.alerts.webhookUrl) (not .Values.alerts.webhookUrlSecret.name) }}
+{{- fail "alerts.enabled needs alerts.webhookUrl or alerts.webhookUrlSecret.name: the webhook alerts go to" }}
+{{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
 {{- end }}
