@@ -1,7 +1,10 @@
 package controller
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -17,6 +20,7 @@ const (
 	skipCopiedRecord  = "record-copied"
 	skipHeld          = "held"
 	skipTemplateRef   = "template-ref-unsupported"
+	skipWebhook       = "webhook-sent"
 )
 
 var (
@@ -33,8 +37,35 @@ var (
 		Name: "ripple_skips_total",
 		Help: "Reconciles that did not roll the workload, by reason.",
 	}, []string{"reason"})
+	// Reloader's names for the same count as reloadsTotal, so that its
+	// users' dashboards and alerts keep working.
+	reloaderExecuted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reloader_reload_executed_total",
+		Help: "Rollouts ripple started, by success (true or false): Reloader's name for ripple_reloads_total.",
+	}, []string{"success"})
+	reloaderExecutedByNamespace = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reloader_reload_executed_total_by_namespace",
+		Help: "Rollouts ripple started, by success and namespace; counted only with METRICS_COUNT_BY_NAMESPACE=enabled.",
+	}, []string{"success", "namespace"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(reloadsTotal, reloadLatency, skipsTotal)
+	// Both outcomes show from the start, as in Reloader, so that a rate
+	// over them is defined before the first rollout.
+	reloaderExecuted.WithLabelValues("true")
+	reloaderExecuted.WithLabelValues("false")
+	// The per-namespace vector has no series until it counts, so without
+	// METRICS_COUNT_BY_NAMESPACE it is absent from /metrics.
+	metrics.Registry.MustRegister(reloadsTotal, reloadLatency, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
+}
+
+// countReload counts one rollout's result, "success" or "error", under
+// ripple's name and Reloader's.
+func (r *Reconciler) countReload(obj client.Object, result string) {
+	reloadsTotal.WithLabelValues(r.Type.Kind, result).Inc()
+	success := strconv.FormatBool(result == "success")
+	reloaderExecuted.WithLabelValues(success).Inc()
+	if r.Opts.CountByNamespace {
+		reloaderExecutedByNamespace.WithLabelValues(success, obj.GetNamespace()).Inc()
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/ripple-controller/ripple/internal/alert"
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/options"
@@ -58,6 +59,10 @@ type Reconciler struct {
 	// statuses reads the cached SecretProviderClassPodStatuses; nil unless
 	// they are watched (csi.go).
 	statuses client.Reader
+	// Alerts hears of each rollout, and Webhook replaces rollouts; both are
+	// nil unless configured (notify.go).
+	Alerts  Notifier
+	Webhook *alert.Poster
 }
 
 // tracked is one tracked ConfigMap or Secret as the cache holds it, with
@@ -313,8 +318,12 @@ func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 }
 
 // roll writes a rollout for the changed objects, named by names, through
-// the workload's strategies; a pause period may hold it.
+// the workload's strategies; a pause period may hold it. With --webhook-url
+// it posts the change instead.
 func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []refs.Ref, names string) (outcome, error) {
+	if r.Webhook != nil {
+		return r.postInstead(ctx, v, next, names)
+	}
 	pause, held, err := r.pauseMark(ctx, v, names)
 	if held || err != nil {
 		return outcome{requeue: v.pausePeriod}, err
@@ -328,7 +337,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
 	if err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-			reloadsTotal.WithLabelValues(r.Type.Kind, "error").Inc()
+			r.countReload(v.obj, "error")
 			r.event(v.obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
 		}
 		return outcome{}, err
@@ -344,7 +353,8 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		log.Info("Recorded a change without rolling", "changed", names, "reason", res.Held)
 		return outcome{}, nil
 	}
-	reloadsTotal.WithLabelValues(r.Type.Kind, "success").Inc()
+	r.countReload(v.obj, "success")
+	r.notify(ctx, v.obj, names)
 	if res.Created != nil {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Created %s %s because %s changed",
 			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), names)

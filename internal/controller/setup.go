@@ -47,6 +47,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if csi != nil {
 		config = append(config, csi)
 	}
+	alerts, webhook, err := notifiers(mgr, opts)
+	if err != nil {
+		return err
+	}
 	for _, typ := range opts.Workloads() {
 		served, err := apiServed(mgr, typ)
 		if err != nil {
@@ -57,7 +61,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		}
 		r := &Reconciler{Client: mgr.GetClient(), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)).withDefaults(opts.ReloadStrategy, opts.PausePeriod), seen: newTriggers(), digests: sums,
-			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), statuses: statuses}
+			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), statuses: statuses, Alerts: alerts, Webhook: webhook}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
 		}

@@ -99,6 +99,7 @@ func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logg
 		Cache:                         controller.CacheOptions(opts),
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        probe,
+		PprofBindAddress:              opts.PprofBindAddress(),
 		LeaderElection:                opts.EnableHA,
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,

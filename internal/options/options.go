@@ -76,6 +76,9 @@ type Options struct {
 	Workers     int
 
 	HMACKeySecret string
+
+	// Extras holds pprof, --webhook-url, alerts and metric options (extras.go).
+	Extras
 }
 
 // Environment variables ripple reads, as Reloader does.
@@ -175,6 +178,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
 	compatible(fs)
+	p.bindExtras(fs)
 	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", DefaultKeySecret, "The Secret, name in ripple's own namespace or namespace/name, whose data key \"key\" keys the digests ripple writes (data keys \"previous*\" hold keys it replaced). ripple creates it with a random key if it does not exist.")
 }
 
@@ -225,6 +229,7 @@ func (p *Parser) Options() (Options, error) {
 		}
 		o.Enabled[flag] = on
 	}
+	errs = append(errs, p.extras(&o)...)
 	errs = append(errs, o.validate()...)
 	return o, errors.Join(errs...)
 }

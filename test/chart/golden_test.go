@@ -336,6 +336,24 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(missing).To(BeEmpty(), "flags no value of the chart sets")
 	})
 
+	It("passes alerts and the per-namespace count as Reloader's environment variables, the alert URL from a Secret", func() {
+		_, objs := render("default", "--set", "alerts.enabled=true", "--set", "alerts.sink=slack", "--set", "alerts.webhookUrlSecret.name=hooks",
+			"--set", "alerts.additionalInfo=prod", "--set", "metrics.countByNamespace=true")
+		env := deploymentOf(objs).Spec.Template.Spec.Containers[0].Env
+		Expect(env).To(ContainElements(
+			corev1.EnvVar{Name: options.EnvMetricsCountByNamespace, Value: "enabled"},
+			corev1.EnvVar{Name: options.EnvAlertOnReload, Value: "true"},
+			corev1.EnvVar{Name: options.EnvAlertSink, Value: "slack"},
+			corev1.EnvVar{Name: options.EnvAlertWebhookURL, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "hooks"}, Key: "url"}}},
+			corev1.EnvVar{Name: options.EnvAlertAdditionalInfo, Value: "prod"},
+		))
+		_, objs = render("default")
+		for _, e := range deploymentOf(objs).Spec.Template.Spec.Containers[0].Env {
+			Expect(e.Name).NotTo(Or(HavePrefix("ALERT_"), Equal(options.EnvMetricsCountByNamespace)), "nothing by default")
+		}
+	})
+
 	It("refuses values that cannot work", func(ctx SpecContext) {
 		for _, bad := range [][]string{
 			{"--set", "watchNamespaces={a}", "--set", "namespaceSelector=x=y"},
@@ -346,6 +364,9 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			{"--set", "debounce=soon"},
 			{"--set", "reloadStrategy=envvars"},
 			{"--set", "pausePeriod=soon"},
+			{"--set", "webhookUrl=ftp://receiver/hook"},
+			{"--set", "alerts.enabled=true"},
+			{"--set", "alerts.sink=discord"},
 			{"--set", "logFormat=xml"},
 			{"--set", "noSuchValue=1"},
 			{"--set", "digestKey.create=false"},

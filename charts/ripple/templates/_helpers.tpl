@@ -99,6 +99,9 @@ app.kubernetes.io/component: controller
 {{- if and (not .Values.digestKey.create) (not .Values.digestKey.existingSecret) }}
 {{- fail "digestKey.create=false needs digestKey.existingSecret: ripple always keys its digests" }}
 {{- end }}
+{{- if and .Values.alerts.enabled (not .Values.alerts.webhookUrl) (not .Values.alerts.webhookUrlSecret.name) }}
+{{- fail "alerts.enabled needs alerts.webhookUrl or alerts.webhookUrlSecret.name: the webhook alerts go to" }}
+{{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
 {{- end }}
@@ -194,6 +197,7 @@ reports on workloads (through the events.k8s.io API).
 {{- $args = append $args (printf "--debounce=%s" $v.debounce) }}
 {{- if ne $v.reloadStrategy "annotations" }}{{ $args = append $args (printf "--reload-strategy=%s" $v.reloadStrategy) }}{{ end }}
 {{- with $v.pausePeriod }}{{ $args = append $args (printf "--pause-period=%s" .) }}{{ end }}
+{{- with $v.webhookUrl }}{{ $args = append $args (printf "--webhook-url=%s" .) }}{{ end }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}
@@ -228,6 +232,7 @@ reports on workloads (through the events.k8s.io API).
 {{- $args = append $args "--metrics-bind-address=0" }}
 {{- end }}
 {{- $args = append $args (printf "--health-probe-bind-address=:%d" (int $v.health.port)) }}
+{{- if $v.enablePprof }}{{ $args = concat $args (list "--enable-pprof" (printf "--pprof-addr=%s" $v.pprofAddr)) }}{{ end }}
 {{- range $v.extraArgs }}{{ $args = append $args . }}{{ end }}
 {{- toYaml $args }}
 {{- end }}

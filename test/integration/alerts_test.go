@@ -1,0 +1,312 @@
+package integration
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+
+	"github.com/ripple-controller/ripple/internal/options"
+)
+
+// hook is a webhook receiver in the spec's process: it answers with the
+// status set last and keeps what it was sent.
+type hook struct {
+	*httptest.Server
+	status atomic.Int32
+	// hang makes it answer nothing until the request or the spec ends.
+	hang     atomic.Bool
+	release  chan struct{}
+	mu       sync.Mutex
+	requests int
+	accepted []string
+}
+
+func newHook(status int) *hook {
+	GinkgoHelper()
+	h := &hook{release: make(chan struct{})}
+	h.status.Store(int32(status))
+	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
+	DeferCleanup(h.Close)
+	// Runs before Close: a hanging handler must return for Close to.
+	DeferCleanup(func() { close(h.release) })
+	return h
+}
+
+func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
+	defer GinkgoRecover()
+	body, _ := io.ReadAll(r.Body)
+	if h.hang.Load() {
+		select {
+		case <-r.Context().Done():
+		case <-h.release:
+		}
+		return
+	}
+	code := int(h.status.Load())
+	h.mu.Lock()
+	h.requests++
+	if r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json" && code < 300 {
+		h.accepted = append(h.accepted, string(body))
+	}
+	h.mu.Unlock()
+	w.WriteHeader(code)
+}
+
+// bodies returns the bodies of the POSTs it accepted.
+func (h *hook) bodies() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.accepted...)
+}
+
+func (h *hook) requestCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.requests
+}
+
+// metric returns the value of one series on ripple's /metrics: -1 when the
+// series is absent, -2 while /metrics does not answer. series is written as
+// Prometheus prints it, labels in alphabetical order.
+func metric(addr, series string) func() float64 {
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`)
+	return func() float64 {
+		body, ok := strings.CutPrefix(httpGet("http://"+addr+"/metrics")(), "200 ")
+		if !ok {
+			return -2
+		}
+		m := re.FindStringSubmatch(body)
+		if m == nil {
+			return -1
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return -3
+		}
+		return v
+	}
+}
+
+func decode(body string) map[string]string {
+	GinkgoHelper()
+	var out map[string]string
+	Expect(json.Unmarshal([]byte(body), &out)).To(Succeed(), "a JSON object of strings: %s", body)
+	return out
+}
+
+var _ = Describe("Reloader's metric names", func() {
+	It("counts each rollout in reloader_reload_executed_total, and not by namespace without METRICS_COUNT_BY_NAMESPACE", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		addr := freeAddress()
+		startRipple("--metrics-bind-address=" + addr)
+		before := recorded(dep)
+		executed := metric(addr, `reloader_reload_executed_total{success="true"}`)
+		Eventually(executed, "10s").Should(BeNumerically(">=", 0), "both outcomes show before the first rollout")
+		Expect(metric(addr, `reloader_reload_executed_total{success="false"}`)()).To(BeNumerically(">=", 0))
+		was := executed()
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(executed()).To(Equal(was+1), "one rollout, counted once")
+		Expect(metric(addr, `reloader_reload_executed_total_by_namespace{namespace="`+ns+`",success="true"}`)()).To(Equal(-1.0))
+	})
+
+	It("counts each rollout by namespace in reloader_reload_executed_total_by_namespace with METRICS_COUNT_BY_NAMESPACE=enabled", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		setEnv(options.EnvMetricsCountByNamespace, "enabled")
+		addr := freeAddress()
+		startRipple("--metrics-bind-address=" + addr)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(metric(addr, `reloader_reload_executed_total_by_namespace{namespace="`+ns+`",success="true"}`)()).To(Equal(1.0))
+	})
+})
+
+var _ = Describe("pprof", func() {
+	It("serves /debug/pprof/ on --pprof-addr with --enable-pprof", func() {
+		addr := freeAddress()
+		startRipple("--enable-pprof", "--pprof-addr="+addr)
+		Eventually(httpGet("http://"+addr+"/debug/pprof/"), "20s").Should(HavePrefix("200 "))
+	})
+
+	It("serves nothing on --pprof-addr without --enable-pprof", func() {
+		ns := newNamespace(nil)
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		addr := freeAddress()
+		startRipple("--pprof-addr=" + addr)
+		recorded(dep)
+		Expect(httpGet("http://" + addr + "/debug/pprof/")()).To(ContainSubstring("connection refused"))
+	})
+})
+
+var _ = Describe("Alerts on rollouts", func() {
+	DescribeTable("sends one alert per rollout in the sink's format, naming the workload and what changed, never a Secret's value",
+		func(sink string, check func(body map[string]string, ns, changed string)) {
+			ns := newNamespace(nil)
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			sec := createSecret(ns, "creds", map[string]string{"k": "0ld-s3cr3t-value"})
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"), volumeSecret("creds"))
+			h := newHook(http.StatusOK)
+			setEnv(options.EnvAlertOnReload, "true")
+			setEnv(options.EnvAlertSink, sink)
+			setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+			setEnv(options.EnvAlertAdditionalInfo, info)
+			startRipple()
+			before := recorded(dep)
+
+			setData(cm, "k", "2")
+			before = expectRolledOnce(dep, before)
+			Eventually(h.bodies, "10s").Should(HaveLen(1))
+			check(decode(h.bodies()[0]), ns, "ConfigMap/cfg")
+
+			setSecretData(sec, "k", "n3w-s3cr3t-value")
+			expectRolledOnce(dep, before)
+			Eventually(h.bodies, "10s").Should(HaveLen(2))
+			Consistently(h.bodies, quiet).Should(HaveLen(2), "one alert per rollout")
+			check(decode(h.bodies()[1]), ns, "Secret/creds")
+			for _, b := range h.bodies() {
+				Expect(b).NotTo(ContainSubstring("s3cr3t"))
+			}
+		},
+		Entry("slack", "slack", chatText),
+		Entry("teams", "teams", chatText),
+		Entry("gchat", "gchat", chatText),
+		Entry("raw", "raw", func(body map[string]string, ns, changed string) {
+			Expect(body).To(Equal(map[string]string{
+				"text":           info + " : ripple rolled Deployment dep in namespace " + ns + " because " + changed + " changed",
+				"kind":           "Deployment",
+				"namespace":      ns,
+				"name":           "dep",
+				"changed":        changed,
+				"additionalInfo": info,
+			}))
+		}),
+	)
+
+	DescribeTable("rolls at once and only once while the alert webhook fails",
+		func(fail func(h *hook), checkCounted bool) {
+			ns := newNamespace(nil)
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+			h := newHook(http.StatusOK)
+			fail(h)
+			setEnv(options.EnvAlertOnReload, "true")
+			setEnv(options.EnvAlertSink, "slack")
+			setEnv(options.EnvAlertWebhookURL, h.URL+"/hook/s3cr3t-token")
+			addr := freeAddress()
+			ripple := startRipple("--metrics-bind-address=" + addr)
+			before := recorded(dep)
+			failed := metric(addr, "ripple_alerts_failed_total")
+			was := failed()
+
+			setData(cm, "k", "2")
+
+			// An alert's POST waits up to 10s per attempt: a rollout that
+			// waited for it would come later than this.
+			Eventually(before.Rollouts, "5s").Should(Equal(1))
+			expectRolledOnce(dep, before)
+			if checkCounted {
+				Eventually(failed, "30s").Should(Equal(was+1), "the alert is given up after its last attempt")
+				Eventually(ripple.logs).Should(gbytes.Say("Cannot send a rollout alert"))
+			}
+			Expect(string(ripple.logs.Contents())).NotTo(ContainSubstring("s3cr3t-token"), "the webhook's path is never logged")
+		},
+		Entry("answering 500", func(h *hook) { h.status.Store(http.StatusInternalServerError) }, true),
+		Entry("never answering", func(h *hook) { h.hang.Store(true) }, false),
+		Entry("gone", func(h *hook) { h.Close() }, true),
+	)
+
+	It("refuses to start on an alert setting that cannot work, naming the variable", func() {
+		setEnv(options.EnvAlertOnReload, "true")
+		setEnv(options.EnvAlertWebhookURL, "hooks.example.com/s3cr3t")
+		setEnv(options.EnvAlertSink, "discord")
+		err := startRippleErr()
+		Expect(err).To(MatchError(SatisfyAll(ContainSubstring(options.EnvAlertWebhookURL), ContainSubstring(options.EnvAlertSink))))
+		Expect(err.Error()).NotTo(ContainSubstring("s3cr3t"))
+	})
+})
+
+// chatText checks a Slack, Teams or Google Chat body: only "text", the
+// additional info first and the names in bold.
+func chatText(body map[string]string, ns, changed string) {
+	GinkgoHelper()
+	Expect(body).To(HaveLen(1))
+	Expect(body).To(HaveKeyWithValue("text",
+		info+" : ripple rolled Deployment *dep* in namespace *"+ns+"* because *"+changed+"* changed"))
+}
+
+// info is the ALERT_ADDITIONAL_INFO of the alert specs.
+const info = "cluster-it"
+
+var _ = Describe("--webhook-url", func() {
+	It("posts each change instead of rolling and records it: a second edit posts again, no edit posts nothing", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		h := newHook(http.StatusOK)
+		ripple := startRipple("--webhook-url=" + h.URL + "/hook/s3cr3t-token")
+		Eventually(ripple.logs).Should(gbytes.Say("Rolling no workload: --webhook-url is set"))
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		Eventually(h.bodies, "10s").Should(HaveLen(1))
+		Expect(decode(h.bodies()[0])).To(Equal(map[string]string{
+			"webhook": "update successful", "kind": "Deployment", "namespace": ns, "name": "dep", "changed": "ConfigMap/cfg",
+		}))
+		Eventually(func() string { return stateOf(dep).Recorded }, "10s").ShouldNot(Equal(before.Recorded), "the change is recorded")
+		Eventually(eventsFor(dep), "10s").Should(ContainElement(ContainSubstring("WebhookSent: Posted the change of ConfigMap/cfg")))
+		expectNoRollout(dep, before)
+		Expect(h.bodies()).To(HaveLen(1), "no edit, no POST")
+
+		setData(cm, "k", "3")
+
+		Eventually(h.bodies, "10s").Should(HaveLen(2))
+		Consistently(h.bodies, quiet).Should(HaveLen(2))
+		expectNoRollout(dep, before)
+		Expect(string(ripple.logs.Contents())).NotTo(ContainSubstring("s3cr3t-token"), "the webhook's path is never logged")
+	})
+
+	It("retries a failing webhook, recording nothing, until it answers", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		h := newHook(http.StatusServiceUnavailable)
+		startRipple("--webhook-url=" + h.URL + "/hook")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		Eventually(h.requestCount, "10s").Should(BeNumerically(">=", 2), "ripple retries")
+		Eventually(eventsFor(dep), "10s").Should(ContainElement(ContainSubstring("WebhookFailed: ")))
+		Expect(stateOf(dep).Recorded).To(Equal(before.Recorded), "nothing is recorded before the webhook took the change")
+		h.status.Store(http.StatusOK)
+
+		Eventually(h.bodies, "20s").Should(HaveLen(1))
+		Eventually(func() string { return stateOf(dep).Recorded }, "10s").ShouldNot(Equal(before.Recorded))
+		Consistently(h.bodies, quiet).Should(HaveLen(1), "posted once it answers, and not again")
+		expectNoRollout(dep, before)
+	})
+
+	It("refuses a URL that is not http or https, naming the flag", func() {
+		Expect(startRippleErr("--webhook-url=ftp://receiver/hook")).To(MatchError(ContainSubstring("--webhook-url")))
+	})
+})
