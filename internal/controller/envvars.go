@@ -4,73 +4,63 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // The env-vars strategy. Each changed object sets Reloader's variable for
-// it on the container that uses it. Its value is a stamp, like the pod
-// template's under the annotations strategy, of the objects that share
-// the variable's name (Reloader's mangling maps my-app and my.app to one
-// name): the key, the time and their keyed digest. So the variables are
-// the evidence of what the pods run, and a guess of a Secret's value
-// cannot be tested against them.
+// it on the container that uses it, and every variable ripple set before
+// takes the same value: the workload's stamp, as the annotation strategy
+// writes it (the key, the time, the keyed digest of all the config it
+// tracks). A variable per changed object keeps Reloader's template; one
+// value for all keeps the evidence of what the pods run whole, as the
+// annotation does, even for objects that never changed and so have no
+// variable; and a guess of a Secret's value cannot be tested against it.
 
-// envVars returns the variables a rollout for the changed objects sets.
-func (r *Reconciler) envVars(v state, changed []refs.Ref, at int64) []workload.EnvVar {
+// envVars returns the variables a rollout with stamp st sets: one for each
+// changed object, and each variable of the template that ripple wrote.
+func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.EnvVar {
+	value := st.encode()
 	var out []workload.EnvVar
+	has := func(name string) bool {
+		return slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name })
+	}
 	for _, ref := range changed {
 		name := workload.EnvVarName(ref)
-		if slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name }) {
-			continue
+		if container := refs.UsedBy(&v.tmpl.Spec, ref); container != "" && !has(name) {
+			out = append(out, workload.EnvVar{Container: container, Name: name, Value: value})
 		}
-		container := refs.UsedBy(&v.tmpl.Spec, ref)
-		if container == "" {
-			continue
+	}
+	for _, c := range v.tmpl.Spec.Containers {
+		for _, e := range c.Env {
+			if _, ours := decodeEnvStamp(e.Name, e.Value); ours && !has(e.Name) {
+				out = append(out, workload.EnvVar{Container: c.Name, Name: e.Name, Value: value})
+			}
 		}
-		st := stamp{keyID: r.Keyed.KeyID(), at: at, digest: envDigest(r.Keyed, v.current, name)}
-		out = append(out, workload.EnvVar{Container: container, Name: name, Value: st.encode()})
 	}
 	return out
 }
 
-// envDigest is the keyed digest of the tracked objects whose variable is
-// name.
-func envDigest(keyed digest.Keyed, current map[refs.Ref]tracked, name string) string {
-	group := map[refs.Ref]tracked{}
-	for ref, t := range current {
-		if workload.EnvVarName(ref) == name {
-			group[ref] = t
-		}
+// decodeEnvStamp reads a variable ripple wrote; Reloader's values (a
+// SHA-1) and anything else are not ripple's.
+func decodeEnvStamp(name, value string) (stamp, bool) {
+	if !strings.HasPrefix(name, workload.EnvVarPrefix) {
+		return stamp{}, false
 	}
-	return workloadDigest(keyed, group)
+	return decodeStamp(value)
 }
 
-// envRunOther reports whether a variable ripple set on the template,
-// under a key it knows and not copied from an older object, names other
-// config than the objects of its name hold now. found is false when ripple
-// set none: then the template's annotation is the evidence.
-func (r *Reconciler) envRunOther(v state) (other, found bool) {
-	created := v.obj.GetCreationTimestamp().Unix()
+// envStamp returns the newest stamp among ripple's variables on the
+// template: the one the last rollout wrote, and so what the pods run.
+func envStamp(v state) (stamp, bool) {
+	var newest stamp
+	found := false
 	for _, c := range v.tmpl.Spec.Containers {
 		for _, e := range c.Env {
-			if !strings.HasPrefix(e.Name, workload.EnvVarPrefix) {
-				continue
-			}
-			st, ok := decodeStamp(e.Value)
-			if !ok || created > st.at+clockSlack {
-				continue
-			}
-			keyed, ok := r.Keyed.Lookup(st.keyID)
-			if !ok {
-				continue
-			}
-			found = true
-			if envDigest(keyed, v.current, e.Name) != st.digest {
-				return true, true
+			if st, ok := decodeEnvStamp(e.Name, e.Value); ok && (!found || st.at > newest.at) {
+				newest, found = st, true
 			}
 		}
 	}
-	return false, found
+	return newest, found
 }

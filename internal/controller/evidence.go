@@ -49,14 +49,14 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 // podsRunOtherConfig reports whether the pod template's stamp, written by
 // ripple under a key it knows and not copied from an older object, names
 // other config than what the workload tracks now. Under the env-vars
-// strategy the stamps are the variables ripple set, if any.
+// strategy the stamp is the newest of the variables ripple set, if any.
 func (r *Reconciler) podsRunOtherConfig(v state) bool {
+	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if v.reloadStrategy == workload.StampEnvVars {
-		if other, found := r.envRunOther(v); found {
-			return other
+		if env, found := envStamp(v); found {
+			st, ok = env, true
 		}
 	}
-	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
 		return false
 	}

@@ -25,21 +25,19 @@ const (
 // the object (the paused-at annotation, API server time) and ends the pause
 // from any reconcile at or after start+period: the one queued for that
 // moment, or the first of a new leader, which reconciles every workload.
-// A pause never outlasts its period: a start in the future counts from now,
-// an unreadable one or a removed period ends it at once.
+// A pause never outlasts its period: a start in the future, an unreadable
+// one or a removed period ends it at once.
 
 // pauseLeft returns how long the workload's pause still runs; zero or less
-// means it is over.
+// means it is over. A start later than the API server's clock allows (a
+// hand edit, a copied manifest) is as unreadable: counting it from now at
+// every reconcile would never end the pause.
 func (r *Reconciler) pauseLeft(v *view) time.Duration {
-	if v.pauseErr != nil {
+	now := r.now()
+	if v.pauseErr != nil || v.pausedAt.After(now.Add(clockSlack*time.Second)) {
 		return 0
 	}
-	now := r.now()
-	start := v.pausedAt
-	if start.After(now) {
-		start = now
-	}
-	return start.Add(v.pausePeriod).Sub(now)
+	return v.pausedAt.Add(v.pausePeriod).Sub(now)
 }
 
 // pauseStep is what a reconcile does about a workload's pause.
@@ -74,6 +72,10 @@ func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pa
 		return pauseStep{done: true}, err
 	}
 	r.pauseEnded(ctx, obj, v)
+	// Resuming is the Deployment's rollout: it is counted and alerted now,
+	// not when the pause began.
+	r.countReload(obj, "success")
+	r.notify(ctx, obj, "the config changed during its pause")
 	return pauseStep{done: true}, nil
 }
 

@@ -107,6 +107,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if pause.done || err != nil {
 		return ctrl.Result{RequeueAfter: pause.left}, ignoreRaces(err)
 	}
+	res, err := r.reconcileScoped(ctx, req, obj, v, pause.endHold, triggeredAt, triggered)
+	res.RequeueAfter = sooner(res.RequeueAfter, pause.left)
+	return res, err
+}
+
+// reconcileScoped is the rest of Reconcile, for a workload whose pause, if
+// any, lets it go on: within ripple's scope, it converges.
+func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj client.Object, v *view, endHold bool,
+	triggeredAt time.Time, triggered bool) (ctrl.Result, error) {
 	// A workload out of scope gets no Event, not even for a mistake.
 	selected, err := r.namespaceSelected(ctx, req.Namespace)
 	if err != nil || !selected {
@@ -127,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: pause.endHold}
+	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: endHold}
 	res, err := r.converge(ctx, st)
 	if err == nil && st.endHold && !res.rolled {
 		err = r.endHold(ctx, st)
@@ -145,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if res.rolled && triggered {
 		reloadLatency.WithLabelValues(r.Type.Kind).Observe(time.Since(triggeredAt).Seconds())
 	}
-	return ctrl.Result{RequeueAfter: sooner(res.requeue, pause.left)}, err
+	return ctrl.Result{RequeueAfter: res.requeue}, err
 }
 
 // sooner returns the sooner of two requeue delays, zero meaning none.
@@ -332,7 +341,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,
 		Strategy: v.strategy, Now: r.now(), Pause: pause}
 	if v.reloadStrategy == workload.StampEnvVars {
-		ch.Env = r.envVars(v, changed, st.at)
+		ch.Env = r.envVars(v, changed, st)
 	}
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
 	if err != nil {
@@ -353,8 +362,10 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		log.Info("Recorded a change without rolling", "changed", names, "reason", res.Held)
 		return outcome{}, nil
 	}
-	r.countReload(v.obj, "success")
-	r.notify(ctx, v.obj, names)
+	if pause == nil || pause.At == "" {
+		r.countReload(v.obj, "success")
+		r.notify(ctx, v.obj, names)
+	}
 	if res.Created != nil {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Created %s %s because %s changed",
 			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), names)

@@ -3,10 +3,14 @@ package workload
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -116,8 +120,8 @@ type jsonOp struct {
 // stampEnv writes the change's variables with a JSON patch: a merge patch
 // would replace the whole list of containers, and custom resources take no
 // strategic merge patch. The indices come from the cached object, and the
-// resourceVersion in the same patch makes the API server refuse it if the
-// object changed since.
+// patch's first operation tests its resourceVersion, so that it applies to
+// that version only.
 func (t Type) stampEnv(ctx context.Context, c client.Client, obj client.Object, ch Change) error {
 	tmpl := t.Template(obj)
 	if tmpl == nil {
@@ -128,7 +132,7 @@ func (t Type) stampEnv(ctx context.Context, c client.Client, obj client.Object, 
 	if p != nil && p.At != "" {
 		meta[p.Annotation] = p.At
 	}
-	ops := append([]jsonOp{{Op: "replace", Path: "/metadata/resourceVersion", Value: obj.GetResourceVersion()}},
+	ops := append([]jsonOp{{Op: "test", Path: "/metadata/resourceVersion", Value: obj.GetResourceVersion()}},
 		annotationOps(obj.GetAnnotations(), meta)...)
 	switch {
 	case p != nil && p.At == "":
@@ -146,9 +150,27 @@ func (t Type) stampEnv(ctx context.Context, c client.Client, obj client.Object, 
 	}
 	target := t.Metadata(obj.GetNamespace(), obj.GetName())
 	if err := c.Patch(ctx, target, client.RawPatch(types.JSONPatchType, raw), client.FieldOwner(FieldOwner)); err != nil {
+		if staleTest(err) {
+			err = apierrors.NewConflict(schema.GroupResource{Group: t.GroupVersion.Group, Resource: t.Plural}, obj.GetName(), err)
+		}
 		return fmt.Errorf("patching %s %s/%s: %w", t.Kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
+}
+
+// staleTest reports whether the API server refused a JSON patch because
+// its first operation, the test of the resourceVersion, failed: the object
+// changed since ripple read it, and nothing after the test was applied.
+// The server answers a patch that does not apply with a 422 and no causes
+// (its message is not passed on); the 422 of an object that fails
+// validation lists the fields at fault.
+func staleTest(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	st := status.Status()
+	return st.Code == http.StatusUnprocessableEntity && (st.Details == nil || len(st.Details.Causes) == 0)
 }
 
 func annotationOps(existing, set map[string]string) []jsonOp {

@@ -7,9 +7,11 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // envOf returns the variables named name on each container of the
@@ -206,6 +208,42 @@ var _ = Describe("The env-vars reload strategy", func() {
 		Eventually(before.Rollouts, 15*time.Second).Should(Equal(1))
 		Expect(envOf(sts, "STAKATER_CFG_CONFIGMAP")).To(HaveKey("app"))
 		Eventually(pausedAt(sts), 5*time.Second).Should(BeEmpty())
+	})
+
+	It("rolls once when the record is lost while ripple is down and an object that never rolled the workload changed", func() {
+		rolledBefore := createConfigMap(ns, "first", map[string]string{"k": "1"})
+		never := createConfigMap(ns, "second", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("first"), envFromConfigMap("second"))
+		first := startRipple(envVarsStrategy)
+		before := recorded(dep)
+		setData(rolledBefore, "k", "2")
+		rolled := expectRolledOnce(dep, before)
+		Expect(envOf(dep, "STAKATER_SECOND_CONFIGMAP")).To(BeEmpty())
+		first.stop()
+
+		setData(never, "k", "2")
+		update(dep, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.Recorded) })
+		startRipple(envVarsStrategy)
+
+		expectRolledOnce(dep, rolled)
+		Expect(envOf(dep, "STAKATER_SECOND_CONFIGMAP")).To(HaveKey("app"))
+	})
+
+	It("reports a write that lost a race to another writer as a conflict, which is retried quietly", func() {
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"))
+		stale := dep.DeepCopy()
+		update(dep, func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "ADDED", Value: "by another writer"}}
+		})
+		typ, ok := workload.ByPlural("deployments")
+		Expect(ok).To(BeTrue())
+
+		err := typ.Stamp(suiteCtx, k8s, stale, workload.Change{Record: "r", Stamp: "s",
+			Env: []workload.EnvVar{{Container: "app", Name: "STAKATER_CFG_CONFIGMAP", Value: "v"}}})
+
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "%v", err)
+		Expect(envOf(dep, "STAKATER_CFG_CONFIGMAP")).To(BeEmpty())
 	})
 
 	It("refuses to start with an unknown --reload-strategy, naming the flag", func() {

@@ -242,22 +242,27 @@ var _ = Describe("Pause periods", func() {
 		Expect(specPaused(dep)()).To(BeFalse())
 	})
 
-	It("ends a pause at once when its period is removed or its start is unreadable", func() {
+	It("ends a pause at once when its period is removed or its start is unreadable or in the future", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		removed := createDeployment(ns, "removed", pauseFor("10m"), envFromConfigMap("cfg"))
 		garbled := createDeployment(ns, "garbled", pauseFor("10m"), envFromConfigMap("cfg"))
+		future := createDeployment(ns, "future", pauseFor("10m"), envFromConfigMap("cfg"))
 		startRipple()
-		recorded(removed)
-		recorded(garbled)
+		for _, d := range []*appsv1.Deployment{removed, garbled, future} {
+			recorded(d)
+		}
 		setData(cm, "k", "2")
-		Eventually(specPaused(removed), 10*time.Second).Should(BeTrue())
-		Eventually(specPaused(garbled), 10*time.Second).Should(BeTrue())
+		for _, d := range []*appsv1.Deployment{removed, garbled, future} {
+			Eventually(specPaused(d), 10*time.Second).Should(BeTrue())
+		}
 
 		update(removed, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.PausePeriod) })
 		update(garbled, func(d *appsv1.Deployment) { d.Annotations[annotations.PausedAt] = "not a time" })
+		update(future, func(d *appsv1.Deployment) { d.Annotations[annotations.PausedAt] = "2099-01-01T00:00:00Z" })
 
-		Eventually(specPaused(removed), 10*time.Second).Should(BeFalse())
-		Eventually(specPaused(garbled), 10*time.Second).Should(BeFalse())
+		for _, d := range []*appsv1.Deployment{removed, garbled, future} {
+			Eventually(specPaused(d), 10*time.Second).Should(BeFalse(), "%s is resumed", d.Name)
+		}
 	})
 })
 
