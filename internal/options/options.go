@@ -173,7 +173,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":9090", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
-	fs.Float32Var(&o.QPS, "kube-api-qps", 100, "Steady queries per second to the API server.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", -1, "Steady queries per second to the API server; negative sets no client-side limit, leaving it to the API server's priority and fairness.")
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
@@ -279,10 +279,10 @@ func (o *Options) validate() []error {
 	if o.Debounce < 0 {
 		fail("debounce", "%s is negative", o.Debounce)
 	}
-	if o.QPS <= 0 {
-		fail("kube-api-qps", "%v must be positive", o.QPS)
+	if o.QPS == 0 {
+		fail("kube-api-qps", "0 is no rate: give a positive rate, or a negative value for no client-side limit")
 	}
-	if o.Burst <= 0 {
+	if o.QPS > 0 && o.Burst <= 0 {
 		fail("kube-api-burst", "%d must be positive", o.Burst)
 	}
 	if !slices.Contains(workload.ReloadStrategies, o.ReloadStrategy) {

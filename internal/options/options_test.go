@@ -181,7 +181,6 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"invalid namespace selector characters", []string{"--namespace-selector", "!!"}, "--namespace-selector"},
 		{"invalid resource selector", []string{"--resource-label-selector", "k in (a"}, "--resource-label-selector"},
 		{"zero qps", []string{"--kube-api-qps", "0"}, "--kube-api-qps"},
-		{"negative qps", []string{"--kube-api-qps", "-3"}, "--kube-api-qps"},
 		{"zero burst", []string{"--kube-api-burst", "0"}, "--kube-api-burst"},
 		{"zero workers", []string{"--workers", "0"}, "--workers"},
 		{"empty hmac secret", []string{"--hmac-key-secret", ""}, "--hmac-key-secret"},

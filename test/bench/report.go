@@ -156,8 +156,9 @@ Deployment carries ripple's record and ripple is idle, it edits one ConfigMap at
 of the Deployments, the edit until the first and the last Deployment using it is rolled (its pod template's digest
 annotation changed). The floor, measured in the same run on the same objects with ripple stopped, is a minimal
 in-process watcher that patches the Deployments known to use the edited ConfigMap from a precomputed map, with one
-merge patch of the same shape, ripple's default client limits (QPS 100, burst 200) and as many parallel patches
-as ripple's default --workers (8). Timing targets are ratios to the floor, so a busy machine slows both alike.
+merge patch of the same shape, no client-side rate limit and 16 parallel patches: the API server's own limit,
+which ripple, also without a client-side limit by default (--kube-api-qps=-1), can approach but not beat.
+Timing targets are ratios to the floor, so a busy machine slows both alike.
 API load is counted by kube-apiserver's audit log (ripple's user only), by apiserver_request_total and by
 ripple's rest_client_requests_total; CPU and memory come from /proc/<pid>/stat and /proc/<pid>/status.
 

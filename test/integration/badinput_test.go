@@ -781,7 +781,7 @@ var _ = Describe("Bad input", func() {
 				"--ignored-workload-types":  "--ignored-workload-types=replicasets",
 				"--hmac-key-secret":         "--hmac-key-secret=a/b/c",
 				"--auto-annotation":         "--auto-annotation=",
-				"--kube-api-qps":            "--kube-api-qps=-5",
+				"--kube-api-qps":            "--kube-api-qps=0",
 			} {
 				err := startRippleErr(arg)
 				Expect(err).To(MatchError(ContainSubstring(flag)), "%s", arg)

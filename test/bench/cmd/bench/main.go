@@ -29,6 +29,7 @@ func main() {
 	memprobe := flag.String("memprobe", "", "a built test/bench/cmd/memprobe that (c) also runs, to compare cache designs")
 	keep := flag.Bool("keep", false, "keep the control plane's directory (logs, audit log, ripple's logs) after a successful run")
 	strict := flag.Bool("strict", false, "exit 1 when a row fails")
+	floorWorkers := flag.Int("floor-workers", bench.DefaultFloor.Workers, "parallel patches of the floor")
 	flag.Parse()
 
 	bin, err := bench.RippleBinary(*ripple)
@@ -42,7 +43,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 	}
 	rep, err := bench.Run(ctx, bench.Config{RippleBin: bin, Scenarios: *scenarios, Edits: *edits, FanoutEdits: *fanoutEdits,
-		RippleEnv: strings.Fields(*rippleEnv), ProfileDir: *profileDir, Keep: *keep, MemProbe: *memprobe, Logf: logf})
+		RippleEnv: strings.Fields(*rippleEnv), ProfileDir: *profileDir, Keep: *keep, MemProbe: *memprobe, Logf: logf,
+		Floor: bench.FloorOptions{QPS: bench.DefaultFloor.QPS, Workers: *floorWorkers}})
 	rep.Command = "go run ./test/bench/cmd/bench " + strings.Join(os.Args[1:], " ")
 	if os.Getenv("MAKELEVEL") != "" {
 		rep.Command = "make bench, which runs " + rep.Command
