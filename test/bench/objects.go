@@ -18,6 +18,10 @@ import (
 // ConfigMap and Secret it uses.
 const AutoAnnotation = "reloader.stakater.com/auto"
 
+// ConfigMapReloadAnnotation is Reloader's list of ConfigMap names, each an
+// anchored regular expression.
+const ConfigMapReloadAnnotation = "configmap.reloader.stakater.com/reload"
+
 // Layout is what one scenario creates in its namespace.
 type Layout struct {
 	Namespace string
