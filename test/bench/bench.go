@@ -278,8 +278,8 @@ func (b *Bench) profiled(ctx context.Context, r *Ripple, ed *Editor, cms []strin
 		return ed.Run(ctx, cms)
 	}
 	r.Signal(syscall.SIGUSR1)
-	defer r.Signal(syscall.SIGUSR2)
-	return ed.Run(ctx, cms)
+	edits, err := ed.Run(ctx, cms)
+	return edits, errors.Join(err, r.StopProfile(ctx))
 }
 
 // latencyResult is what (b) compares with (a).

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,6 +99,38 @@ func (r *Ripple) Start(ctx context.Context) error {
 func (r *Ripple) Signal(sig os.Signal) {
 	if r.cmd != nil && r.cmd.Process != nil {
 		_ = r.cmd.Process.Signal(sig)
+	}
+}
+
+// StopProfile ends ripple-profiled's CPU profile and waits until it has
+// written its allocs profile, the last of the three: stopping ripple
+// sooner leaves them empty.
+func (r *Ripple) StopProfile(ctx context.Context) error {
+	var dir string
+	for _, kv := range r.Env {
+		if v, ok := strings.CutPrefix(kv, "RIPPLE_PROFILE_DIR="); ok {
+			dir = v
+		}
+	}
+	before, _ := filepath.Glob(filepath.Join(dir, "allocs-*.pprof"))
+	r.Signal(syscall.SIGUSR2)
+	if dir == "" {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		after, _ := filepath.Glob(filepath.Join(dir, "allocs-*.pprof"))
+		for _, f := range after {
+			if fi, err := os.Stat(f); err == nil && fi.Size() > 0 && !slices.Contains(before, f) {
+				return nil
+			}
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("waiting for ripple's profiles in %s: %w", dir, wctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
