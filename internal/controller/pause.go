@@ -75,7 +75,7 @@ func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pa
 	// Resuming is the Deployment's rollout: it is counted and alerted now,
 	// not when the pause began.
 	r.countReload(obj, "success")
-	r.notify(ctx, obj, "the config changed during its pause")
+	r.notify(ctx, obj, "its config")
 	return pauseStep{done: true}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -200,6 +201,27 @@ var _ = Describe("Alerts on rollouts", func() {
 			}))
 		}),
 	)
+
+	It("alerts a paused Deployment's rollout once, when the pause ends and it rolls, not when it pauses", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
+		h := newHook(http.StatusOK)
+		setEnv(options.EnvAlertOnReload, "true")
+		setEnv(options.EnvAlertSink, "raw")
+		setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+		startRipple()
+		recorded(dep)
+
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+		Expect(h.bodies()).To(BeEmpty(), "pausing is not a rollout")
+
+		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
+		Eventually(h.bodies, "10s").Should(HaveLen(1))
+		Consistently(h.bodies, quiet).Should(HaveLen(1))
+		Expect(decode(h.bodies()[0])).To(HaveKeyWithValue("name", "dep"))
+	})
 
 	DescribeTable("rolls at once and only once while the alert webhook fails",
 		func(fail func(h *hook), checkCounted bool) {
