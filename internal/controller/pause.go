@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -107,7 +106,7 @@ func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark
 	case v.pausePeriod <= 0 || v.paused || r.Type.Pause == workload.NoPause:
 		return nil, false, nil
 	}
-	if d, ok := v.obj.(*appsv1.Deployment); ok && d.Spec.Paused {
+	if r.Type.OwnerPaused != nil && r.Type.OwnerPaused(v.obj) {
 		return nil, false, nil
 	}
 	start := &workload.PauseMark{Annotation: r.Opts.Keys.PausedAt, At: r.now().UTC().Format(time.RFC3339)}

@@ -3,6 +3,7 @@ package workload
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // deployments is a variable, not only registered, because an Argo Rollout
@@ -11,6 +12,10 @@ var deployments = func() Type {
 	t := newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
 		func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })
 	t.Pause = PauseSpec
+	t.OwnerPaused = func(o client.Object) bool {
+		d, ok := o.(*appsv1.Deployment)
+		return ok && d.Spec.Paused
+	}
 	return t
 }()
 

@@ -58,6 +58,9 @@ type Type struct {
 	TemplateRef func(client.Object) (string, error)
 	// Pause is how the type holds rollouts during a pause period.
 	Pause Pause
+	// OwnerPaused, for a PauseSpec type, reports whether the object's spec
+	// is paused: a pause ripple did not start is left to its owner.
+	OwnerPaused func(client.Object) bool
 }
 
 // Strategy is a per-workload choice of how a type rolls: an annotation on
