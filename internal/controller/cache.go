@@ -10,11 +10,13 @@ import (
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/internal/refs"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // CacheOptions returns the informer cache configuration: only the watched
 // namespaces, ConfigMaps and Secrets filtered by the API server and cached
-// as trimmed metadata, managed fields dropped everywhere.
+// as trimmed metadata, workloads cut down to what ripple reads of them
+// (workload.Type.Trim), managed fields dropped everywhere.
 func CacheOptions(o *options.Options) cache.Options {
 	opts := cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -32,7 +34,24 @@ func CacheOptions(o *options.Options) cache.Options {
 			opts.ByObject[configObject(kind)] = cache.ByObject{Label: o.ResourceSelector, Transform: trim}
 		}
 	}
+	for _, t := range workload.All {
+		if t.Trim != nil {
+			opts.ByObject[t.New()] = cache.ByObject{Transform: trimWorkload(t.Trim)}
+		}
+	}
 	return opts
+}
+
+// trimWorkload is the cache transform of a workload type that can be
+// trimmed. A transform set for a type replaces the default one, so it
+// drops managed fields too.
+func trimWorkload(trim func(client.Object)) toolscache.TransformFunc {
+	return func(obj any) (any, error) {
+		if o, ok := obj.(client.Object); ok {
+			trim(o)
+		}
+		return obj, nil
+	}
 }
 
 // trimConfigMetadata keeps of a ConfigMap's or Secret's metadata only what

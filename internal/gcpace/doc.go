@@ -4,9 +4,12 @@
 // Go's default, GOGC=100, lets the heap grow to twice what is live before
 // it collects. On a small cluster ripple's live heap is a few MiB: a
 // collection then costs well under a millisecond of CPU, and the doubling
-// is a third of the process's memory. On a large cluster collections cost
-// more and the default trade is the right one. So after every collection
-// ripple sets GOGC to 25 while the live heap is at most 12 MiB, to 100 from
-// 24 MiB on, and along a straight line between. A GOGC set in the
-// environment wins: ripple then leaves the collector alone.
+// is a third of the process's memory. On a large cluster the doubling is
+// most of the process's memory, while ripple, idle between changes,
+// allocates little. So after every collection ripple sets GOGC to 25 while
+// the live heap is at most 12 MiB, to 100 at 24 MiB, along a straight line
+// between, and above 24 MiB to what keeps the headroom at 24 MiB, never
+// below 25: collections come more often while the caches fill, and the
+// peak stays near the live heap. A GOGC set in the environment wins:
+// ripple then leaves the collector alone.
 package gcpace

@@ -23,7 +23,7 @@ func Percent(live uint64) int {
 	case live <= smallHeap:
 		return smallPercent
 	case live >= largeHeap:
-		return largePercent
+		return max(smallPercent, int(largePercent*largeHeap/live))
 	}
 	return smallPercent + int((live-smallHeap)*(largePercent-smallPercent)/(largeHeap-smallHeap))
 }

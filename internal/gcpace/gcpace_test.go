@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func TestPercentTradesMemoryForCPUOnlyOnSmallHeaps(t *testing.T) {
+func TestPercentBoundsTheHeapsHeadroom(t *testing.T) {
 	const mib = 1 << 20
 	tests := []struct {
 		name string
@@ -22,7 +22,9 @@ func TestPercentTradesMemoryForCPUOnlyOnSmallHeaps(t *testing.T) {
 		{"the end of the small range", 12 * mib, 25},
 		{"halfway", 18 * mib, 62},
 		{"the start of the large range", 24 * mib, 100},
-		{"a large cluster", 512 * mib, 100},
+		{"a large cluster keeps 24 MiB of headroom", 48 * mib, 50},
+		{"a larger one too", 96 * mib, 25},
+		{"never below 25", 512 * mib, 25},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,5 +10,9 @@ func init() {
 		func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template })
 	// A DaemonSet cannot be paused: ripple holds its changes instead.
 	t.Pause = PauseHold
+	t.Trim = trimmer(func(o *appsv1.DaemonSet) {
+		o.Spec = appsv1.DaemonSetSpec{Template: trimTemplate(o.Spec.Template)}
+		o.Status = appsv1.DaemonSetStatus{}
+	})
 	register(t)
 }

@@ -12,6 +12,10 @@ var deployments = func() Type {
 	t := newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
 		func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })
 	t.Pause = PauseSpec
+	t.Trim = trimmer(func(d *appsv1.Deployment) {
+		d.Spec = appsv1.DeploymentSpec{Paused: d.Spec.Paused, Template: trimTemplate(d.Spec.Template)}
+		d.Status = appsv1.DeploymentStatus{}
+	})
 	t.OwnerPaused = func(o client.Object) bool {
 		d, ok := o.(*appsv1.Deployment)
 		return ok && d.Spec.Paused

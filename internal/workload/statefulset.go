@@ -10,5 +10,9 @@ func init() {
 		func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template })
 	// A StatefulSet cannot be paused: ripple holds its changes instead.
 	t.Pause = PauseHold
+	t.Trim = trimmer(func(o *appsv1.StatefulSet) {
+		o.Spec = appsv1.StatefulSetSpec{Template: trimTemplate(o.Spec.Template)}
+		o.Status = appsv1.StatefulSetStatus{}
+	})
 	register(t)
 }

@@ -56,6 +56,11 @@ type Type struct {
 	// from, or "" when they are made from its own. An error says the object
 	// names a template ripple cannot read.
 	TemplateRef func(client.Object) (string, error)
+	// Trim, when set, cuts a cached object down in place to what ripple
+	// reads of it, so that a cluster's workloads cost the informer cache
+	// little memory. Nil caches whole objects: a Job is recreated from its
+	// own, and a CronJob's Jobs are made from its template.
+	Trim func(client.Object)
 	// Pause is how the type holds rollouts during a pause period.
 	Pause Pause
 	// OwnerPaused, for a PauseSpec type, reports whether the object's spec
