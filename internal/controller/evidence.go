@@ -28,7 +28,9 @@ const (
 // differs from the config now, a change was missed, and the workload rolls.
 func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	key := client.ObjectKeyFromObject(v.obj)
-	if wait, warn := r.strips.note(key, time.Now()); wait > 0 {
+	// Under --dry-run no record is ever stored, so a missing one is no
+	// sign of another writer.
+	if wait, warn := r.strips.note(key, time.Now()); wait > 0 && !r.Opts.DryRun {
 		if warn {
 			r.event(v.obj, corev1.EventTypeWarning, ReasonRecordStripped, "Record",
 				"Another writer keeps removing the annotation %s; ripple backs off and writes it again in %s", annotations.Recorded, wait)

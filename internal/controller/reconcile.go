@@ -34,6 +34,7 @@ const conflictRetry = 50 * time.Millisecond
 // Event reasons ripple emits on workloads.
 const (
 	ReasonReloaded          = "Reloaded"
+	ReasonWouldReload       = "WouldReload"
 	ReasonReloadFailed      = "ReloadFailed"
 	ReasonReloadSkipped     = "ReloadSkipped"
 	ReasonInvalidAnnotation = "InvalidAnnotation"
@@ -330,7 +331,7 @@ func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 // the workload's strategies; a pause period may hold it. With --webhook-url
 // it posts the change instead.
 func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []refs.Ref, names string) (outcome, error) {
-	if r.Webhook != nil {
+	if r.Webhook != nil && !r.Opts.DryRun {
 		return r.postInstead(ctx, v, next, names)
 	}
 	pause, held, err := r.pauseMark(ctx, v, names)
@@ -360,6 +361,11 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		skipsTotal.WithLabelValues(skipHeld).Inc()
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not rolled after a change of %s: %s", names, res.Held)
 		log.Info("Recorded a change without rolling", "changed", names, "reason", res.Held)
+		return outcome{}, nil
+	}
+	if r.Opts.DryRun {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonWouldReload, "Reload", "Would roll because %s changed; --dry-run changed nothing", names)
+		log.Info("Would reload workload", "changed", names)
 		return outcome{}, nil
 	}
 	if pause == nil || pause.At == "" {

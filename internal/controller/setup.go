@@ -59,7 +59,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
-		r := &Reconciler{Client: mgr.GetClient(), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
+		r := &Reconciler{Client: workloadClient(mgr.GetClient(), opts.DryRun), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)).withDefaults(opts.ReloadStrategy, opts.PausePeriod), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), statuses: statuses, Alerts: alerts, Webhook: webhook}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
@@ -67,6 +67,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		}
 	}
 	return nil
+}
+
+// workloadClient is the client a Reconciler writes workloads with. Under
+// --dry-run every write is a server-side dry run: the API server admits
+// and validates it, and stores nothing, so the record on each workload
+// still says what its pods run and a later real run rolls every change.
+func workloadClient(c client.Client, dryRun bool) client.Client {
+	if dryRun {
+		return client.NewDryRunClient(c)
+	}
+	return c
 }
 
 // apiServed reports whether the cluster serves the type's API. A kind a CRD

@@ -74,6 +74,9 @@ type Options struct {
 	Burst       int
 	Debounce    time.Duration
 	Workers     int
+	// DryRun sends every write to a workload as a server-side dry run and
+	// reports the rollouts it would have made instead.
+	DryRun bool
 
 	HMACKeySecret string
 
@@ -177,6 +180,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "Change no workload: send each write as a server-side dry run, and log and record a WouldReload Event for each rollout instead.")
 	compatible(fs)
 	p.bindExtras(fs)
 	fs.StringVar(&o.HMACKeySecret, "hmac-key-secret", DefaultKeySecret, "The Secret, name in ripple's own namespace or namespace/name, whose data key \"key\" keys the digests ripple writes (data keys \"previous*\" hold keys it replaced). ripple creates it with a random key if it does not exist.")

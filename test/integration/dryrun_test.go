@@ -1,0 +1,55 @@
+package integration
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+)
+
+var _ = Describe("--dry-run", func() {
+	It("reports a change as a WouldReload Event and a log line, writes nothing, and leaves the change for a real run to roll", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		sts := createStatefulSet(ns, "sts", auto, envFromConfigMap("cfg"))
+		real := startRipple()
+		depBefore, stsBefore := recorded(dep), recorded(sts)
+		real.stop()
+
+		dry := startRipple("--dry-run")
+		setData(cm, "k", "2")
+
+		for _, obj := range []struct {
+			name   string
+			events func() []string
+		}{{"dep", eventsFor(dep)}, {"sts", eventsFor(sts)}} {
+			Eventually(obj.events, "10s").Should(ContainElement("WouldReload: Would roll because ConfigMap/cfg changed; --dry-run changed nothing"), obj.name)
+		}
+		Eventually(dry.logs).Should(gbytes.Say("Would reload workload"))
+		expectNoWrite(dep, depBefore)
+		expectNoWrite(sts, stsBefore)
+		dry.stop()
+
+		startRipple()
+		expectRolledOnce(dep, depBefore)
+		expectRolledOnce(sts, stsBefore)
+	})
+
+	It("rolls nothing it first sees and records nothing on it", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		before := stateOf(dep)
+		const firstSight = "Recording the config of a workload seen for the first time"
+		dry := startRipple("--dry-run", "--log-level=debug")
+		Eventually(dry.logs, "10s").Should(gbytes.Say(firstSight))
+		setData(cm, "k", "2")
+
+		// A workload that was never recorded has no past config to
+		// compare with: the change is its first sight again, which rolls
+		// nothing.
+		Eventually(dry.logs, "10s").Should(gbytes.Say(firstSight))
+		expectNoWrite(dep, before)
+		Expect(eventsFor(dep)()).NotTo(ContainElement(HavePrefix("WouldReload")))
+	})
+})
