@@ -12,9 +12,9 @@ var _ = Describe("--dry-run", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
 		sts := createStatefulSet(ns, "sts", auto, envFromConfigMap("cfg"))
-		real := startRipple()
+		first := startRipple()
 		depBefore, stsBefore := recorded(dep), recorded(sts)
-		real.stop()
+		first.stop()
 
 		dry := startRipple("--dry-run")
 		setData(cm, "k", "2")
