@@ -76,6 +76,7 @@ verify: ## Check formatting, go vet and golangci-lint: what CI requires to be cl
 	@$(call phase,gofmt,unformatted=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$unformatted" || { echo "$$unformatted"; false; })
 	@$(call phase,go vet,$(GO) vet ./...)
 	@$(call phase,golangci-lint,$(MAKE) lint)
+	@$(call phase,actionlint,$(MAKE) lint-workflows)
 
 # Each fuzz target runs briefly on top of its committed seed corpus
 # (testdata/fuzz/), so the targets keep working; a long run is
@@ -139,6 +140,19 @@ bench: build ## Benchmark ripple against a floor on a local control plane, not p
 	@bash hack/build-etcd.sh && bash hack/build-kube.sh
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/bench-memprobe ./test/bench/cmd/memprobe
 	@$(call phase,bench,$(GO) run ./test/bench/cmd/bench -ripple $(BIN)/ripple -memprobe $(BIN)/bench-memprobe -out $(BENCH_OUT) $(BENCH_FLAGS))
+
+# The release workflow renders dist/install.yaml with the digest of the
+# image it pushed.
+IMAGE ?= ripple:$(VERSION)
+
+.PHONY: manifests
+manifests: ## Render config/default into one dist/install.yaml, with IMAGE as ripple's image
+	$(GO) run ./hack/manifests -config config/default -image $(IMAGE) -o dist/install.yaml
+
+.PHONY: lint-workflows
+lint-workflows: ## Check .github/workflows with actionlint, built from source (part of verify)
+	@bash hack/build-actionlint.sh
+	$(BIN)/actionlint
 
 ##@ Tools and local cluster
 

@@ -1,6 +1,8 @@
 package chart
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -89,5 +91,25 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 		newApp(ctx, "apps-kustomize", "web").expectRolls(ctx)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(key), key)).To(Succeed())
 		Expect(key.Data["key"]).To(HaveLen(32), "ripple created its key Secret")
+	})
+
+	It("render, through `make manifests`, into one install file the API server accepts, with the image asked for", func(ctx SpecContext) {
+		out := filepath.Join(GinkgoT().TempDir(), "install.yaml")
+		cmd := exec.CommandContext(ctx, "go", "run", "./hack/manifests", "-image", "example.invalid/ripple:v9", "-o", out)
+		cmd.Dir = root
+		cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+		Expect(cmd.Run()).To(Succeed())
+		raw, err := os.ReadFile(out)
+		Expect(err).NotTo(HaveOccurred())
+		install, err := parseManifest(string(raw))
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(install.ids()).To(ConsistOf(base.ids()))
+		Expect(install.rules()).To(Equal(base.rules()))
+		Expect(deploymentOf(install).Spec.Template.Spec.Containers[0].Image).To(Equal("example.invalid/ripple:v9"))
+		for _, u := range install {
+			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner("install-test"),
+				client.ForceOwnership, client.DryRunAll)).To(Succeed(), "a server-side dry run of %s %s", u.GetKind(), u.GetName())
+		}
 	})
 })
