@@ -76,9 +76,10 @@ type instance struct {
 
 // startRipple parses args and starts ripple through internal/cli, as
 // cmd/ripple does, with cfg's identity and its logs in GinkgoWriter. The
-// returned instance is stopped at the end of the calling node.
-func startRipple(cfg *rest.Config, args []string) *instance {
-	opts, err := cli.Parse(append(slices.Clone(args), fastArgs...))
+// returned instance is stopped at the end of the calling node. Flags in
+// extra come last and win.
+func startRipple(cfg *rest.Config, args []string, extra ...string) *instance {
+	opts, err := cli.Parse(append(append(slices.Clone(args), fastArgs...), extra...))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := cli.NewManager(ctx, cfg, &opts, GinkgoWriter)
