@@ -19,6 +19,7 @@ import (
 	"github.com/ripple-controller/ripple/internal/gcpace"
 	"github.com/ripple-controller/ripple/internal/logging"
 	"github.com/ripple-controller/ripple/internal/manager"
+	"github.com/ripple-controller/ripple/internal/migrate"
 	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/internal/version"
 )
@@ -27,6 +28,9 @@ import (
 // SIGINT, logging to stderr. configure, if given, adjusts the client
 // configuration, as a profiling build of the bench does.
 func Run(args []string, configure ...func(*rest.Config)) error {
+	if len(args) > 0 && args[0] == "migrate-values" {
+		return MigrateValues(args[1:], os.Stdin, os.Stdout)
+	}
 	opts, err := Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		return nil
@@ -52,6 +56,38 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 	ctrl.SetLogger(mgr.GetLogger())
 	mgr.GetLogger().Info("Starting ripple", "version", version.Version)
 	return mgr.Start(ctx)
+}
+
+// MigrateValues is `ripple migrate-values FILE`: it reads a values file of
+// stakater/Reloader's chart (standard input for "-") and prints ripple's
+// values, with a comment for each setting it could not carry over.
+func MigrateValues(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) != 1 {
+		return migrate.ErrUsage
+	}
+	r := stdin
+	if args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return fmt.Errorf("migrate-values: %w", err)
+		}
+		defer func() { _ = f.Close() }()
+		r = f
+	}
+	in, err := io.ReadAll(io.LimitReader(r, migrate.MaxInput+1))
+	if err != nil {
+		return fmt.Errorf("migrate-values: reading %s: %w", args[0], err)
+	}
+	res, err := migrate.Values(in)
+	if err != nil {
+		return fmt.Errorf("migrate-values: %s: %w", args[0], err)
+	}
+	out, err := res.Render()
+	if err != nil {
+		return fmt.Errorf("migrate-values: %w", err)
+	}
+	_, err = stdout.Write(out)
+	return err
 }
 
 // Parse turns args into ripple's options. --help prints the usage and
