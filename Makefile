@@ -106,13 +106,15 @@ test-integration: ## Run the integration specs in parallel, with the race detect
 	@bash hack/build-ginkgo.sh
 	@$(call phase,integration tests,$(BIN)/ginkgo -p --procs=$(INTEGRATION_PROCS) -race --timeout=30m $$([[ -t 1 ]] || echo --no-color) ./test/integration)
 
-# The rest of test/ but e2e: the chart tests, the bench harness's smoke run
-# and the tests of the test support. They run the ripple code the
-# integration specs already run with the race detector, or a binary built
-# without it, so they run without.
+# The rest of test/ but e2e: the chart tests, the bench harness's smoke run,
+# the tests of the test support, and the image build's test (hack/image,
+# its own module). They run the ripple code the integration specs already
+# run with the race detector, or a binary built without it, so they run
+# without.
 .PHONY: test-support
 test-support: ## Run test/chart, test/bench's TestSmoke and test/cluster (needs `make tools`)
 	@$(call phase,chart bench cluster tests,$(GO) test -count=1 -timeout=20m ./test/chart/... ./test/bench/... ./test/cluster/...)
+	@$(call phase,image test,cd hack/image && $(GO) test -count=1 -timeout=10m ./...)
 
 # The specs labelled argo-controller need the real Argo Rollouts controller,
 # whose cold build does not fit the cold budget of `make test`: they run in
@@ -140,6 +142,16 @@ bench: build ## Benchmark ripple against a floor on a local control plane, not p
 	@bash hack/build-etcd.sh && bash hack/build-kube.sh
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/bench-memprobe ./test/bench/cmd/memprobe
 	@$(call phase,bench,$(GO) run ./test/bench/cmd/bench -ripple $(BIN)/ripple -memprobe $(BIN)/bench-memprobe -out $(BENCH_OUT) $(BENCH_FLAGS))
+
+# Every timestamp in the image is the commit's time, so that the same
+# source gives the same digest.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: image
+image: ## Build ripple's image for PLATFORMS without Docker, as an OCI image layout in dist/image; prints its digest
+	cd hack/image && $(GO) run . -src $(CURDIR) -o $(CURDIR)/dist/image -version $(VERSION) \
+		-revision $$(git rev-parse HEAD 2>/dev/null) -epoch $(SOURCE_DATE_EPOCH) -platforms $(PLATFORMS)
 
 # The release workflow renders dist/install.yaml with the digest of the
 # image it pushed.

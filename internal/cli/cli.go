@@ -31,6 +31,11 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 	if len(args) > 0 && args[0] == "migrate-values" {
 		return MigrateValues(args[1:], os.Stdin, os.Stdout)
 	}
+	// Not one of the controller's flags: it runs nothing.
+	if len(args) == 1 && args[0] == "--version" {
+		_, err := fmt.Println(version.Version)
+		return err
+	}
 	opts, err := Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		return nil
