@@ -111,5 +111,34 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 			Expect(k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), client.FieldOwner("install-test"),
 				client.ForceOwnership, client.DryRunAll)).To(Succeed(), "a server-side dry run of %s %s", u.GetKind(), u.GetName())
 		}
+
+		// Its rights, asked as `kubectl auth can-i --as` asks: a
+		// SubjectAccessReview for ripple's ServiceAccount.
+		for _, u := range install {
+			switch u.GetKind() {
+			case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+				Expect(k8s.Create(ctx, u.DeepCopy())).To(Succeed())
+				DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, u.DeepCopy()))).To(Succeed()) })
+			}
+		}
+		sa := "system:serviceaccount:" + goldenNamespace + ":" + deploymentOf(install).Spec.Template.Spec.ServiceAccountName
+		for _, c := range []struct {
+			verb, group, resource, namespace, name string
+			allowed                                bool
+		}{
+			{"watch", "", "configmaps", "", "", true},
+			{"list", "", "secrets", "", "", true},
+			{"patch", "apps", "deployments", "apps", "", true},
+			{"patch", "apps", "statefulsets", "apps", "", true},
+			{"patch", "apps", "daemonsets", "apps", "", true},
+			{"get", "", "secrets", goldenNamespace, "ripple-digest-key", true},
+			{"update", "", "configmaps", "apps", "", false},
+			{"delete", "", "secrets", "apps", "", false},
+			{"patch", "", "pods", "apps", "", false},
+			{"delete", "apps", "deployments", "apps", "", false},
+		} {
+			Expect(may(ctx, sa, c.verb, c.group, c.resource, c.namespace, c.name)).To(Equal(c.allowed),
+				"can-i %s %s.%s in %q as %s", c.verb, c.resource, c.group, c.namespace, sa)
+		}
 	})
 })

@@ -253,22 +253,28 @@ func (a app) expectRolls(ctx context.Context) {
 	}).WithTimeout(waitFor).WithPolling(pollAt).Should(Succeed(), "ripple reports the rollout of %s/%s with an Event", a.namespace, a.name)
 }
 
-// maySecrets asks the API server, through a SubjectAccessReview, whether the
-// identity may do verb on Secrets in namespace (on the one named, if name is
-// not empty).
-func maySecrets(ctx context.Context, who *identity, verb, namespace, name string) bool {
-	ns, _, _ := strings.Cut(strings.TrimPrefix(who.name, "system:serviceaccount:"), ":")
+// may asks the API server, through a SubjectAccessReview as `kubectl auth
+// can-i --as` does, whether a ServiceAccount may do verb.
+func may(ctx context.Context, sa, verb, group, resource, namespace, name string) bool {
+	ns, _, _ := strings.Cut(strings.TrimPrefix(sa, "system:serviceaccount:"), ":")
 	review, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 		Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:   who.name,
+			User:   sa,
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: namespace, Verb: verb, Resource: "secrets", Name: name,
+				Namespace: namespace, Verb: verb, Group: group, Resource: resource, Name: name,
 			},
 		},
 	}, metav1.CreateOptions{})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return review.Status.Allowed
+}
+
+// maySecrets asks the API server, through a SubjectAccessReview, whether the
+// identity may do verb on Secrets in namespace (on the one named, if name is
+// not empty).
+func maySecrets(ctx context.Context, who *identity, verb, namespace, name string) bool {
+	return may(ctx, who.name, verb, "", "secrets", namespace, name)
 }
 
 // forbidden expects err to be the API server's refusal.
