@@ -112,20 +112,15 @@ type mapper struct {
 	res  Result
 }
 
-// get returns the value at a dotted path and marks it carried over.
+// get returns the value at a dotted path, and whether it is set, and
+// marks it carried over.
 func (m *mapper) get(path string) (any, bool) {
-	var cur any = m.src
-	for _, k := range strings.Split(path, ".") {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = mm[k]; !ok {
-			return nil, false
-		}
+	v, ok := m.getRaw(path)
+	if !ok {
+		return nil, false
 	}
 	m.used[path] = true
-	return cur, !empty(cur)
+	return v, !empty(v)
 }
 
 // set puts v at a dotted path of ripple's values.
@@ -336,7 +331,9 @@ func (m *mapper) getRaw(path string) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		cur = mm[k]
+		if cur, ok = mm[k]; !ok {
+			return nil, false
+		}
 	}
 	return cur, true
 }
