@@ -172,6 +172,28 @@ func roundTrip(t *testing.T, v map[string]any) map[string]any {
 	return out
 }
 
+func TestValuesTakesValuesOfTheWrongShapeWithoutPanicking(t *testing.T) {
+	for _, in := range []string{
+		"reloader: 5",
+		"reloader: {deployment: []}",
+		"reloader: {deployment: {env: {open: [a], secret: 1, existing: {s: [x]}, field: {A: {b: c}}}}}",
+		"reloader: {deployment: {labels: [a], securityContext: 1, livenessProbe: [1], replicas: {a: 1}}}",
+		"reloader: {namespaces: {a: b}, ignoreNamespaces: [1], custom_annotations: [a], serviceMonitor: 1, podMonitor: {enabled: true}}",
+		"global: {imagePullSecrets: [1, [x], {name: a}]}\nimage: [1]",
+		"reloader: {enableHA: yes, logLevel: [debug], reloadStrategy: {a: b}, webhookUrl: 1, custom_annotations: {auto: 1}}",
+	} {
+		t.Run(in, func(t *testing.T) {
+			res, err := Values([]byte(in))
+			if err != nil {
+				return
+			}
+			if _, err := res.Render(); err != nil {
+				t.Errorf("Render: %v", err)
+			}
+		})
+	}
+}
+
 func TestValuesNeverPrintsASecretValue(t *testing.T) {
 	res, err := Values([]byte("reloader: {deployment: {env: {secret: {ALERT_WEBHOOK_URL: 'https://h.example/s3cr3t', TOKEN: s3cr3t}}}}"))
 	if err != nil {

@@ -184,8 +184,8 @@ func (m *mapper) logging() {
 // ignoreNamespaces and namespaceSelector only count with watchGlobally.
 func (m *mapper) namespaces() {
 	global, _ := m.get("reloader.watchGlobally")
-	watch := stringList(m.get("reloader.namespaces"))
-	ignore := stringList(m.get("reloader.ignoreNamespaces"))
+	watch := m.names("reloader.namespaces")
+	ignore := m.names("reloader.ignoreNamespaces")
 	selector, hasSelector := m.get("reloader.namespaceSelector")
 	const onlyGlobal = "Reloader's chart passes it only with watchGlobally: true, so it did nothing"
 	if global == false {
@@ -219,19 +219,29 @@ func (m *mapper) namespaces() {
 	}
 }
 
-// stringList reads a list, or a comma-separated string, of names.
-func stringList(v any, set bool) []any {
+// names reads a list, or a comma-separated string, of names; any other
+// value is dropped.
+func (m *mapper) names(path string) []any {
+	v, set := m.get(path)
 	if !set {
 		return nil
 	}
 	var parts []string
 	switch t := v.(type) {
+	case string:
+		parts = strings.Split(t, ",")
 	case []any:
 		for _, p := range t {
-			parts = append(parts, fmt.Sprint(p))
+			s, ok := p.(string)
+			if !ok {
+				m.drop(path, "not a list of namespace names")
+				return nil
+			}
+			parts = append(parts, s)
 		}
 	default:
-		parts = strings.Split(fmt.Sprint(t), ",")
+		m.drop(path, "not a list of namespace names")
+		return nil
 	}
 	var out []any
 	for _, p := range parts {
