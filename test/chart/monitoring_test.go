@@ -293,7 +293,8 @@ var _ = Describe("The chart's dashboard and alert rules", Label("install"), Orde
 			names = append(names, metricNames(q.expr)...)
 		}
 		Expect(names).To(ContainElements("ripple_reloads_total", "ripple_reload_latency_seconds_bucket", "leader_election_master_status",
-			"controller_runtime_reconcile_errors_total", "workqueue_depth", "ripple_alerts_failed_total", "process_resident_memory_bytes"))
+			"controller_runtime_reconcile_errors_total", "workqueue_depth", "ripple_alerts_failed_total", "process_resident_memory_bytes",
+			"ripple_workloads_tracked"))
 
 		createNamespaces(ctx, "apps-monitoring")
 		// The monitoring case's ripple, without the Prometheus Operator's
