@@ -43,3 +43,35 @@ func TestRun_HelpExitsCleanly(t *testing.T) {
 		t.Fatalf("run(--help) = %v, want nil", err)
 	}
 }
+
+func TestMigrateValues_ReadsAFileOrStandardInputAndFailsClearly(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+		// out is in the output, err in the error; one is empty.
+		out, err string
+	}{
+		{"standard input", []string{"-"}, "reloader: {enableHA: true}", "highAvailability:\n  enabled: true", ""},
+		{"no file", nil, "", "", "usage: ripple migrate-values FILE"},
+		{"two files", []string{"a", "b"}, "", "", "usage: ripple migrate-values FILE"},
+		{"a missing file", []string{"/nonexistent/values.yaml"}, "", "", "migrate-values: open /nonexistent/values.yaml"},
+		{"over 1 MiB", []string{"-"}, "x: " + strings.Repeat("a", 2<<20), "", "over 1048576 bytes"},
+		{"not YAML", []string{"-"}, "\t:", "", "migrate-values: -: reading the values as a YAML map"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out strings.Builder
+			err := MigrateValues(c.args, strings.NewReader(c.stdin), &out)
+			if c.err == "" {
+				if err != nil || !strings.Contains(out.String(), c.out) {
+					t.Fatalf("MigrateValues = %v, output:\n%s\nwant it to hold %q", err, out.String(), c.out)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("MigrateValues = %v, want an error holding %q", err, c.err)
+			}
+		})
+	}
+}

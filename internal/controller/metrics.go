@@ -2,8 +2,10 @@ package controller
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -33,6 +35,10 @@ var (
 		Help:    "Time from ripple seeing a config change to its patch of the workload, debounce included.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 	}, []string{"kind"})
+	workloadsTracked = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ripple_workloads_tracked",
+		Help: "Workloads that opted in to rollouts, by kind, as their last reconcile found them; only the leader reconciles.",
+	}, []string{"kind"})
 	skipsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ripple_skips_total",
 		Help: "Reconciles that did not roll the workload, by reason.",
@@ -56,7 +62,7 @@ func init() {
 	reloaderExecuted.WithLabelValues("false")
 	// The per-namespace vector has no series until it counts, so without
 	// METRICS_COUNT_BY_NAMESPACE it is absent from /metrics.
-	metrics.Registry.MustRegister(reloadsTotal, reloadLatency, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
+	metrics.Registry.MustRegister(reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
 }
 
 // countReload counts one rollout's result, "success" or "error", under
@@ -68,4 +74,29 @@ func (r *Reconciler) countReload(obj client.Object, result string) {
 	if r.Opts.CountByNamespace {
 		reloaderExecutedByNamespace.WithLabelValues(success, obj.GetNamespace()).Inc()
 	}
+}
+
+// optedIn keeps the workloads of one kind that opted in, as each one's
+// last reconcile found it, for ripple_workloads_tracked.
+type optedIn struct {
+	mu    sync.Mutex
+	keys  map[types.NamespacedName]struct{}
+	gauge prometheus.Gauge
+}
+
+func newOptedIn(kind string) *optedIn {
+	g := workloadsTracked.WithLabelValues(kind)
+	g.Set(0)
+	return &optedIn{keys: map[types.NamespacedName]struct{}{}, gauge: g}
+}
+
+func (o *optedIn) set(key types.NamespacedName, in bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if in {
+		o.keys[key] = struct{}{}
+	} else {
+		delete(o.keys, key)
+	}
+	o.gauge.Set(float64(len(o.keys)))
 }

@@ -55,6 +55,7 @@ type Reconciler struct {
 	// looked holds the workloads reconciled since start, reported those
 	// another installation was reported on.
 	looked, reported *onceSet
+	optedIn          *optedIn
 	// now tells the API server's time, which timestamps on objects use.
 	now func() time.Time
 	// statuses reads the cached SecretProviderClassPodStatuses; nil unless
@@ -92,6 +93,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obj := r.Type.New()
 	// Reconcile only reads the cached object: patch writes to a fresh one.
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.optedIn.set(req.NamespacedName, false)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if r.Type.Resume != nil {
@@ -102,6 +106,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	v := r.views.of(obj)
 	if v == nil || obj.GetDeletionTimestamp() != nil {
+		r.optedIn.set(req.NamespacedName, false)
 		return ctrl.Result{}, nil
 	}
 	pause, err := r.paused(ctx, obj, v)
@@ -122,9 +127,11 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 	if err != nil || !selected {
 		if err == nil {
 			skipsTotal.WithLabelValues(skipNamespace).Inc()
+			r.optedIn.set(req.NamespacedName, false)
 		}
 		return ctrl.Result{}, err
 	}
+	r.optedIn.set(req.NamespacedName, v.policy.OptedIn())
 	r.reportProblems(ctx, obj, v.policy.Problems)
 	if !v.policy.OptedIn() && !v.hasRecord {
 		return ctrl.Result{}, nil

@@ -5,15 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 )
 
+const reloaderImage = "stakater/reloader"
+
 // MaxInput bounds the values file read: Reloader's own is about 10 KiB.
 const MaxInput = 1 << 20
+
+var (
+	// ErrUsage is returned for a command line migrate-values cannot run.
+	ErrUsage = errors.New("usage: ripple migrate-values FILE (or - for standard input)")
+	// ErrUnknownKeys is returned for values that are no setting of
+	// Reloader's chart.
+	ErrUnknownKeys = errors.New("not settings of stakater/Reloader's chart (a typo, or another chart's values?)")
+)
 
 // Result is ripple's values and the comments that go with them.
 type Result struct {
@@ -24,61 +33,20 @@ type Result struct {
 	Dropped []string
 }
 
-// noSuchSetting is why most settings are dropped.
-const noSuchSetting = "ripple's chart has no such setting"
-
-// reloaderDefaults are the non-empty defaults of Reloader's chart: a
-// setting left at its default is not reported as dropped.
-var reloaderDefaults = map[string]any{
-	"kubernetes.host":                                         "https://kubernetes.default",
-	"reloader.deployment.labels.provider":                     "stakater",
-	"reloader.deployment.labels.group":                        "com.stakater.platform",
-	"reloader.reloadStrategy":                                 "default",
-	"reloader.logLevel":                                       "info",
-	"reloader.watchGlobally":                                  true,
-	"reloader.pprofAddr":                                      ":6060",
-	"reloader.deployment.replicas":                            float64(1),
-	"reloader.deployment.revisionHistoryLimit":                float64(2),
-	"reloader.deployment.securityContext.runAsNonRoot":        true,
-	"reloader.deployment.securityContext.runAsUser":           float64(65534),
-	"reloader.deployment.securityContext.seccompProfile.type": "RuntimeDefault",
-	"reloader.rbac.enabled":                                   true,
-	"reloader.serviceAccount.create":                          true,
-	"reloader.serviceMonitor.honorLabels":                     true,
-	"reloader.podMonitor.honorLabels":                         true,
-	"reloader.verticalPodAutoscaler.updatePolicy.updateMode":  "Auto",
-}
-
-// reasons are why a setting with a ripple-specific answer is dropped.
-var reasons = map[string]string{
-	"reloader.isOpenshift":                   "ripple does not roll OpenShift DeploymentConfigs",
-	"reloader.syncAfterRestart":              "ripple compares every tracked object with its record at each start, so nothing needs it",
-	"reloader.deployment.securityContext":    "ripple's image runs as 65532; podSecurityContext sets the pod's",
-	"reloader.deployment.labels":             "podLabels and commonLabels set ripple's labels",
-	"reloader.deployment.env.secret":         "extraEnv takes variables from a Secret you make",
-	"reloader.deployment.env.field":          "extraEnv takes valueFrom.fieldRef entries",
-	"reloader.deployment.env.existing":       "extraEnv takes valueFrom.secretKeyRef entries",
-	"reloader.deployment.livenessProbe":      "livenessProbe sets the timings of ripple's own probe",
-	"reloader.deployment.readinessProbe":     "readinessProbe sets the timings of ripple's own probe",
-	"reloader.podMonitor":                    "ripple's chart has a ServiceMonitor (serviceMonitor.enabled)",
-	"reloader.legacy":                        "ripple's RBAC is least-privilege, with no legacy form",
-	"reloader.readOnlyRootFileSystem":        "ripple's root file system is always read-only",
-	"reloader.deployment.gomemlimitOverride": "ripple paces its collector itself; extraEnv can set GOMEMLIMIT",
-	"reloader.deployment.gomaxprocsOverride": "extraEnv can set GOMAXPROCS",
-}
-
 // Values reads Reloader's chart values and returns ripple's.
 func Values(in []byte) (Result, error) {
 	if len(in) > MaxInput {
-		return Result{}, fmt.Errorf("the values file is %d bytes, more than the %d a chart's values can be", len(in), MaxInput)
+		return Result{}, fmt.Errorf("the values file is over %d bytes, more than any chart's values", MaxInput)
 	}
 	var src map[string]any
 	if err := yaml.Unmarshal(in, &src); err != nil {
-		return Result{}, fmt.Errorf("reading the values: %w", err)
+		return Result{}, fmt.Errorf("reading the values as a YAML map: %w", err)
+	}
+	if err := unknownKeys(src); err != nil {
+		return Result{}, err
 	}
 	m := &mapper{src: src, used: map[string]bool{}, res: Result{Values: map[string]any{}}}
 	m.settings()
-	m.deployment()
 	m.dropRest()
 	sort.Strings(m.res.Dropped)
 	return m.res, nil
@@ -112,15 +80,23 @@ type mapper struct {
 	res  Result
 }
 
-// get returns the value at a dotted path, and whether it is set, and
-// marks it carried over.
+// get returns the value at a dotted path, whether it is set, and marks it
+// dealt with: dropRest does not report it.
 func (m *mapper) get(path string) (any, bool) {
-	v, ok := m.getRaw(path)
-	if !ok {
-		return nil, false
-	}
 	m.used[path] = true
+	v := lookup(m.src, path)
 	return v, !empty(v)
+}
+
+// changed returns the value at path when it is set to other than
+// Reloader's default.
+func (m *mapper) changed(path string) (any, bool) {
+	v, ok := m.get(path)
+	if _, hasDefault := reloaderDefaults[path]; hasDefault {
+		// false or 0 counts where Reloader's default is true or 1.
+		return v, v != nil && !isDefault(path, v)
+	}
+	return v, ok
 }
 
 // set puts v at a dotted path of ripple's values.
@@ -141,7 +117,7 @@ func (m *mapper) set(path string, v any) {
 // carry copies a value set to other than Reloader's default from one path
 // to the other.
 func (m *mapper) carry(from, to string) {
-	if v, ok := m.get(from); ok && !reflect.DeepEqual(v, reloaderDefaults[from]) {
+	if v, ok := m.changed(from); ok {
 		m.set(to, v)
 	}
 }
@@ -150,172 +126,28 @@ func (m *mapper) note(format string, args ...any) {
 	m.res.Notes = append(m.res.Notes, fmt.Sprintf(format, args...))
 }
 
+// drop reports a setting as not carried over. why never holds the value:
+// it may be a secret.
 func (m *mapper) drop(path, why string) {
+	m.used[path] = true
 	m.res.Dropped = append(m.res.Dropped, path+": "+why)
 }
 
-func (m *mapper) settings() {
-	m.carry("nameOverride", "nameOverride")
-	m.carry("fullnameOverride", "fullnameOverride")
-	m.carry("global.imagePullSecrets", "imagePullSecrets")
-	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "namespaceSelector", "resourceLabelSelector", "webhookUrl", "pprofAddr"} {
-		m.carry("reloader."+k, k)
-	}
-	m.carry("reloader.enablePProf", "enablePprof")
-	m.carry("reloader.enableCSIIntegration", "csiIntegration")
-	m.carry("reloader.enableMetricsByNamespace", "metrics.countByNamespace")
-	if v, ok := m.get("reloader.enableHA"); ok && v == true {
-		m.set("highAvailability.enabled", true)
-	}
-	m.ignored()
-	m.strategy()
-	m.logging()
-	m.namespaces()
-	m.annotations()
-	m.monitoring()
-}
-
-func (m *mapper) ignored() {
-	if v, _ := m.get("reloader.ignoreSecrets"); v == true {
-		m.set("resourcesToIgnore", "secrets")
-	}
-	if v, _ := m.get("reloader.ignoreConfigMaps"); v == true {
-		m.set("resourcesToIgnore", "configMaps")
-	}
-	var types []any
-	if v, _ := m.get("reloader.ignoreJobs"); v == true {
-		types = append(types, "jobs")
-	}
-	if v, _ := m.get("reloader.ignoreCronJobs"); v == true {
-		types = append(types, "cronjobs")
-	}
-	if types != nil {
-		m.set("ignoredWorkloadTypes", types)
-	}
-}
-
-func (m *mapper) strategy() {
-	v, _ := m.get("reloader.reloadStrategy")
-	switch v {
-	case nil, "", "default", "env-vars":
-		m.set("reloadStrategy", "env-vars")
-		m.note("reloadStrategy: env-vars is Reloader's default; ripple takes over the STAKATER_ variables Reloader set, so nothing rolls on the switch (ripple's own default, annotations, is in the README)")
-	case "annotations":
-		m.set("reloadStrategy", "annotations")
-	default:
-		m.drop("reloader.reloadStrategy", fmt.Sprintf("%v is not a strategy ripple knows", v))
-	}
-}
-
-func (m *mapper) logging() {
-	if f, _ := m.get("reloader.logFormat"); f == "json" {
-		m.set("logFormat", "json")
-	} else {
-		m.set("logFormat", "text")
-		m.note("logFormat: text, as Reloader logs unless logFormat is json")
-	}
-	switch v, _ := m.get("reloader.logLevel"); v {
-	case nil, "", "info":
-	case "trace", "debug", "warning", "error":
-		m.set("logLevel", v)
-	case "fatal", "panic":
-		m.set("logLevel", "error")
-		m.note("logLevel: error, ripple's quietest, for Reloader's %v", v)
-	default:
-		m.drop("reloader.logLevel", fmt.Sprintf("%v is not a level ripple knows", v))
-	}
-}
-
-func (m *mapper) namespaces() {
-	global, _ := m.get("reloader.watchGlobally")
-	ns, listed := m.get("reloader.namespaces")
-	switch {
-	case listed:
-		m.set("watchNamespaces", ns)
-	case global == false:
-		m.drop("reloader.watchGlobally", "false without namespaces watches Reloader's own namespace: set watchNamespaces to it")
-	}
-	if v, ok := m.get("reloader.ignoreNamespaces"); ok {
-		var list []any
-		for _, n := range strings.Split(fmt.Sprint(v), ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				list = append(list, n)
-			}
-		}
-		m.set("namespacesToIgnore", list)
-	}
-}
-
-// customAnnotations are Reloader's custom_annotations keys and ripple's.
-var customAnnotations = [][2]string{
-	{"auto", "auto"}, {"configmap_auto", "configmapAuto"}, {"secret_auto", "secretAuto"},
-	{"search", "autoSearch"}, {"match", "searchMatch"}, {"configmap", "configmap"}, {"secret", "secret"},
-	{"ignore", "ignore"}, {"pausePeriod", "pauseDeployment"}, {"pauseTime", "pauseDeploymentTime"},
-}
-
-func (m *mapper) annotations() {
-	for _, a := range customAnnotations {
-		m.carry("reloader.custom_annotations."+a[0], "annotations."+a[1])
-	}
-}
-
-func (m *mapper) monitoring() {
-	m.carry("reloader.serviceMonitor.enabled", "serviceMonitor.enabled")
-	m.carry("reloader.serviceMonitor.labels", "serviceMonitor.labels")
-	m.carry("reloader.serviceMonitor.interval", "serviceMonitor.interval")
-	m.carry("reloader.serviceMonitor.timeout", "serviceMonitor.scrapeTimeout")
-	m.carry("reloader.rbac.enabled", "rbac.create")
-	m.carry("reloader.serviceAccount.create", "serviceAccount.create")
-	m.carry("reloader.serviceAccount.name", "serviceAccount.name")
-	m.carry("reloader.serviceAccount.annotations", "serviceAccount.annotations")
-	m.carry("reloader.podDisruptionBudget.enabled", "podDisruptionBudget.enabled")
-	m.carry("reloader.podDisruptionBudget.minAvailable", "podDisruptionBudget.minAvailable")
-}
-
-func (m *mapper) deployment() {
-	d := "reloader.deployment."
-	for _, k := range []string{"replicas", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priorityClassName", "resources"} {
-		m.carry(d+k, k)
-	}
-	m.carry(d+"pod.annotations", "podAnnotations")
-	m.carry(d+"volumes", "extraVolumes")
-	m.carry(d+"volumeMounts", "extraVolumeMounts")
-	if v, ok := m.get(d + "containerSecurityContext"); ok {
-		m.set("securityContext", v)
-		m.note("securityContext replaces ripple's default, which drops every capability and makes the root file system read-only")
-	}
-	if v, ok := m.get(d + "env.open"); ok {
-		if env, isMap := v.(map[string]any); isMap {
-			names := make([]string, 0, len(env))
-			for n := range env {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			var list []any
-			for _, n := range names {
-				list = append(list, map[string]any{"name": n, "value": fmt.Sprint(env[n])})
-			}
-			m.set("extraEnv", list)
-		}
-	}
-}
-
-// dropRest reports every set value nothing carried over.
+// dropRest reports every set value nothing dealt with.
 func (m *mapper) dropRest() {
 	for _, path := range leaves(m.src, "") {
-		if m.carried(path) {
+		if m.dealtWith(path) {
 			continue
 		}
-		v, _ := m.getRaw(path)
-		if empty(v) || reflect.DeepEqual(reloaderDefaults[path], v) || silent(path) {
+		if v := lookup(m.src, path); empty(v) || isDefault(path, v) || silent(path) {
 			continue
 		}
 		m.drop(path, reasonFor(path))
 	}
 }
 
-// carried reports whether the path or a map holding it was carried over.
-func (m *mapper) carried(path string) bool {
+// dealtWith reports whether the path or a map holding it was read.
+func (m *mapper) dealtWith(path string) bool {
 	for p := path; p != ""; p = parent(p) {
 		if m.used[p] {
 			return true
@@ -324,24 +156,25 @@ func (m *mapper) carried(path string) bool {
 	return false
 }
 
-func (m *mapper) getRaw(path string) (any, bool) {
-	var cur any = m.src
+func lookup(v any, path string) any {
 	for _, k := range strings.Split(path, ".") {
-		mm, ok := cur.(map[string]any)
+		mm, ok := v.(map[string]any)
 		if !ok {
-			return nil, false
+			return nil
 		}
-		if cur, ok = mm[k]; !ok {
-			return nil, false
-		}
+		v = mm[k]
 	}
-	return cur, true
+	return v
 }
 
-// silent are settings never reported: ripple runs its own image, and
-// Reloader labels its pods with its own version.
-func silent(path string) bool {
-	return path == "image" || strings.HasPrefix(path, "image.") || path == "reloader.deployment.labels.version"
+func isDefault(path string, v any) bool {
+	if path == "image.name" || path == "image.repository" {
+		// Reloader's own image, from any registry.
+		s, _ := v.(string)
+		return s == reloaderImage || strings.HasSuffix(s, "/"+reloaderImage)
+	}
+	d, ok := reloaderDefaults[path]
+	return ok && reflect.DeepEqual(d, v)
 }
 
 func reasonFor(path string) string {
@@ -361,7 +194,8 @@ func parent(path string) string {
 	return path[:i]
 }
 
-// leaves lists the dotted paths of every value that is not a map.
+// leaves lists the dotted paths of every value that is not a map, and of
+// empty maps.
 func leaves(v any, prefix string) []string {
 	mm, ok := v.(map[string]any)
 	if !ok || (len(mm) == 0 && prefix != "") {
@@ -378,6 +212,7 @@ func leaves(v any, prefix string) []string {
 	return out
 }
 
+// empty is Helm's notion: a value its templates treat as not set.
 func empty(v any) bool {
 	switch t := v.(type) {
 	case nil:
@@ -386,6 +221,8 @@ func empty(v any) bool {
 		return !t
 	case string:
 		return t == ""
+	case float64:
+		return t == 0
 	case []any:
 		return len(t) == 0
 	case map[string]any:
@@ -393,6 +230,3 @@ func empty(v any) bool {
 	}
 	return false
 }
-
-// ErrUsage is returned for a command line migrate-values cannot run.
-var ErrUsage = errors.New("usage: ripple migrate-values FILE (or - for standard input)")

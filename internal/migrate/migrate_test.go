@@ -4,14 +4,21 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
+// goldens are the output for Reloader's own default values and for
+// realistic values files; test/chart renders the chart with each.
+var goldens = []string{"reloader-default", "ha-namespaces", "alerts-annotations", "argo-openshift"}
+
 func TestValuesPrintsRipplesValuesAndEveryDroppedSetting(t *testing.T) {
-	for _, name := range []string{"reloader-default", "ha-namespaces", "alerts-annotations", "argo-openshift"} {
+	for _, name := range goldens {
 		t.Run(name, func(t *testing.T) {
 			in, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
 			if err != nil {
@@ -42,19 +49,83 @@ func TestValuesPrintsRipplesValuesAndEveryDroppedSetting(t *testing.T) {
 	}
 }
 
+// base is what every migration sets: Reloader's strategy and log format.
+const base = "reloadStrategy: env-vars\nlogFormat: text\n"
+
 func TestValuesMapsEachSetting(t *testing.T) {
 	tests := []struct {
 		name, in string
-		want     []string
+		// want is ripple's values, but for base.
+		want string
+		// dropped are the settings reported as not carried over.
+		dropped []string
 	}{
-		{"HA", "reloader: {enableHA: true}", []string{"highAvailability:\n  enabled: true"}},
-		{"ignored ConfigMaps", "reloader: {ignoreConfigMaps: true}", []string{"resourcesToIgnore: configMaps"}},
-		{"a fatal log level", "reloader: {logLevel: fatal}", []string{"logLevel: error", "# note: logLevel: error"}},
-		{"an unknown strategy", "reloader: {reloadStrategy: restart}", []string{"# not carried over: reloader.reloadStrategy: restart is not a strategy"}},
-		{"only its own namespace", "reloader: {watchGlobally: false}", []string{"# not carried over: reloader.watchGlobally: false without namespaces"}},
-		{"an unknown key", "reloader: {shiny: {new: 1}}", []string{"# not carried over: reloader.shiny.new: ripple's chart has no such setting"}},
-		{"a default left alone", "reloader: {rbac: {enabled: true}, deployment: {replicas: 1}}", []string{"logFormat: text\nreloadStrategy: env-vars\n"}},
-		{"an empty file", "", []string{"reloadStrategy: env-vars"}},
+		{name: "an empty file"},
+		{name: "defaults left alone", in: "reloader: {rbac: {enabled: true}, deployment: {replicas: 1, labels: {provider: stakater}}}\nimage: {repository: mirror.example/stakater/reloader, tag: v1}"},
+		{name: "names", in: "nameOverride: r\nfullnameOverride: rr", want: "nameOverride: r\nfullnameOverride: rr"},
+		{name: "pull secrets by name or as objects", in: "global: {imagePullSecrets: [a, {name: b}]}", want: "imagePullSecrets: [{name: a}, {name: b}]"},
+		{name: "pull policy", in: "image: {pullPolicy: Always}", want: "image: {pullPolicy: Always}"},
+		{name: "another image", in: "image: {name: me/reloader}", dropped: []string{"image.name"}},
+		{name: "watch flags", in: "reloader: {autoReloadAll: true, isArgoRollouts: true, reloadOnCreate: true, reloadOnDelete: true, resourceLabelSelector: a=b}",
+			want: "autoReloadAll: true\nisArgoRollouts: true\nreloadOnCreate: true\nreloadOnDelete: true\nresourceLabelSelector: a=b"},
+		{name: "pprof and CSI", in: "reloader: {enablePProf: true, pprofAddr: ':7070', enableCSIIntegration: true}", want: "enablePprof: true\npprofAddr: ':7070'\ncsiIntegration: true"},
+		{name: "metrics by namespace", in: "reloader: {enableMetricsByNamespace: true}", want: "metrics: {countByNamespace: true}"},
+		{name: "HA with replicas", in: "reloader: {enableHA: true, deployment: {replicas: 3}}", want: "highAvailability: {enabled: true}\nreplicas: 3"},
+		{name: "replicas without HA run one", in: "reloader: {deployment: {replicas: 3}}", dropped: []string{"reloader.deployment.replicas"}},
+		{name: "replicas not a number", in: "reloader: {enableHA: true, deployment: {replicas: many}}", want: "highAvailability: {enabled: true}", dropped: []string{"reloader.deployment.replicas"}},
+		{name: "ignored secrets", in: "reloader: {ignoreSecrets: true}", want: "resourcesToIgnore: secrets"},
+		{name: "ignored ConfigMaps", in: "reloader: {ignoreConfigMaps: true}", want: "resourcesToIgnore: configMaps"},
+		{name: "both ignored", in: "reloader: {ignoreConfigMaps: true, ignoreSecrets: true}", want: "resourcesToIgnore: secrets", dropped: []string{"reloader.ignoreConfigMaps"}},
+		{name: "ignored jobs", in: "reloader: {ignoreJobs: true, ignoreCronJobs: true}", want: "ignoredWorkloadTypes: [jobs, cronjobs]"},
+		{name: "annotations strategy", in: "reloader: {reloadStrategy: annotations}", want: "reloadStrategy: annotations"},
+		{name: "an unknown strategy", in: "reloader: {reloadStrategy: restart}", want: "reloadStrategy: null", dropped: []string{"reloader.reloadStrategy"}},
+		{name: "JSON logs at debug", in: "reloader: {logFormat: json, logLevel: debug}", want: "logFormat: json\nlogLevel: debug"},
+		{name: "a fatal log level", in: "reloader: {logLevel: fatal}", want: "logLevel: error"},
+		{name: "an unknown log level", in: "reloader: {logLevel: loud}", dropped: []string{"reloader.logLevel"}},
+		{name: "ignored namespaces", in: "reloader: {ignoreNamespaces: 'a, b,,a'}", want: "namespacesToIgnore: [a, b]"},
+		{name: "a namespace selector", in: "reloader: {namespaceSelector: 'team=a'}", want: "namespaceSelector: team=a"},
+		{name: "namespaces", in: "reloader: {namespaces: [a, b]}", want: "watchNamespaces: [a, b]"},
+		{name: "namespaces minus the ignored", in: "reloader: {namespaces: [a, b], ignoreNamespaces: b}", want: "watchNamespaces: [a]"},
+		{name: "namespaces all ignored", in: "reloader: {namespaces: [a], ignoreNamespaces: a}", dropped: []string{"reloader.namespaces"}},
+		{name: "namespaces and a selector", in: "reloader: {namespaces: [a], namespaceSelector: x=y}", want: "watchNamespaces: [a]", dropped: []string{"reloader.namespaceSelector"}},
+		{name: "only its own namespace", in: "reloader: {watchGlobally: false, ignoreNamespaces: a, namespaceSelector: x=y}",
+			dropped: []string{"reloader.ignoreNamespaces", "reloader.namespaceSelector", "reloader.watchGlobally"}},
+		{name: "namespaces not globally", in: "reloader: {watchGlobally: false, namespaces: [a], ignoreNamespaces: a}", want: "watchNamespaces: [a]", dropped: []string{"reloader.ignoreNamespaces"}},
+		{name: "custom annotations", in: "reloader: {custom_annotations: {auto: a, configmap_auto: b, secret_auto: c, search: d, match: e, configmap: f, secret: g, ignore: h, pausePeriod: i, pauseTime: j}}",
+			want: "annotations: {auto: a, configmapAuto: b, secretAuto: c, autoSearch: d, searchMatch: e, configmap: f, secret: g, ignore: h, pauseDeployment: i, pauseDeploymentTime: j}"},
+		{name: "a webhook with custom annotations", in: "reloader: {webhookUrl: 'https://h.example/x', custom_annotations: {auto: a}}", want: "webhookUrl: https://h.example/x\nannotations: {auto: a}"},
+		{name: "a webhook Reloader's chart never passed", in: "reloader: {webhookUrl: 'https://h.example/x'}", dropped: []string{"reloader.webhookUrl"}},
+		{name: "a ServiceMonitor", in: "reloader: {serviceMonitor: {enabled: true, labels: {r: p}, interval: 1m, timeout: 10s, namespace: mon}}",
+			want: "serviceMonitor: {enabled: true, labels: {r: p}, interval: 1m, scrapeTimeout: 10s}", dropped: []string{"reloader.serviceMonitor.namespace"}},
+		{name: "a PodMonitor", in: "reloader: {podMonitor: {enabled: true, interval: 1m}}", want: "serviceMonitor: {enabled: true, interval: 1m}"},
+		{name: "both monitors", in: "reloader: {serviceMonitor: {enabled: true}, podMonitor: {enabled: true}}", want: "serviceMonitor: {enabled: true}", dropped: []string{"reloader.podMonitor"}},
+		{name: "the Service", in: "reloader: {service: {port: 9090, labels: {a: b}, annotations: {c: d}}}", want: "metrics: {service: {labels: {a: b}, annotations: {c: d}}}", dropped: []string{"reloader.service.port"}},
+		{name: "identity", in: "reloader: {rbac: {enabled: false, labels: {a: b}}, serviceAccount: {create: false, name: sa, annotations: {a: b}}}",
+			want: "rbac: {create: false}\nserviceAccount: {create: false, name: sa, annotations: {a: b}}", dropped: []string{"reloader.rbac.labels.a"}},
+		{name: "a PodDisruptionBudget", in: "reloader: {podDisruptionBudget: {enabled: true, minAvailable: 1, maxUnavailable: 1}}",
+			want: "podDisruptionBudget: {enabled: true, minAvailable: 1}", dropped: []string{"reloader.podDisruptionBudget.maxUnavailable"}},
+		{name: "scheduling and resources", in: `reloader: {deployment: {nodeSelector: {a: b}, affinity: {x: y}, tolerations: [{key: k}], topologySpreadConstraints: [{maxSkew: 1}], priorityClassName: p, resources: {limits: {memory: 1Gi}}}}`,
+			want: "nodeSelector: {a: b}\naffinity: {x: y}\ntolerations: [{key: k}]\ntopologySpreadConstraints: [{maxSkew: 1}]\npriorityClassName: p\nresources: {limits: {memory: 1Gi}}"},
+		{name: "pod annotations and volumes", in: "reloader: {deployment: {pod: {annotations: {a: b}}, volumes: [{name: v}], volumeMounts: [{name: v}]}}",
+			want: "podAnnotations: {a: b}\nextraVolumes: [{name: v}]\nextraVolumeMounts: [{name: v}]"},
+		{name: "security contexts", in: "reloader: {deployment: {containerSecurityContext: {privileged: false}, securityContext: {runAsUser: 65534, fsGroup: 2000}}}",
+			want: "securityContext: {privileged: false}\npodSecurityContext: {fsGroup: 2000}"},
+		{name: "pod labels", in: "reloader: {deployment: {labels: {provider: stakater, version: v1, team: a}}}", want: "podLabels: {team: a}"},
+		{name: "probes", in: "reloader: {deployment: {livenessProbe: {timeoutSeconds: '3', successThreshold: 1}, readinessProbe: {periodSeconds: 7, failureThreshold: x}}}",
+			want:    "livenessProbe: {timeoutSeconds: 3}\nreadinessProbe: {periodSeconds: 7}",
+			dropped: []string{"reloader.deployment.livenessProbe.successThreshold", "reloader.deployment.readinessProbe.failureThreshold"}},
+		{name: "alerts in the open", in: "reloader: {deployment: {env: {open: {ALERT_ON_RELOAD: 'true', ALERT_SINK: Slack, ALERT_WEBHOOK_URL: 'https://h.example/x', ALERT_ADDITIONAL_INFO: c1, OTHER: 1}}}}",
+			want: "alerts: {enabled: true, sink: slack, webhookUrl: 'https://h.example/x', additionalInfo: c1}\nextraEnv: [{name: OTHER, value: '1'}]"},
+		{name: "an unknown sink", in: "reloader: {deployment: {env: {open: {ALERT_SINK: pager}}}}", dropped: []string{"reloader.deployment.env.open.ALERT_SINK"}},
+		{name: "alerts in Reloader's Secret", in: "reloader: {deployment: {env: {secret: {ALERT_ON_RELOAD: 'true', ALERT_WEBHOOK_URL: 'https://h.example/token'}}}}",
+			want: "alerts: {enabled: true}", dropped: []string{"reloader.deployment.env.secret.ALERT_WEBHOOK_URL"}},
+		{name: "variables from existing Secrets", in: "reloader: {deployment: {env: {existing: {s: {ALERT_WEBHOOK_URL: url, ALERT_SINK: sink, TOKEN: t}}}}}",
+			want:    "alerts: {webhookUrlSecret: {name: s, key: url}}\nextraEnv: [{name: TOKEN, valueFrom: {secretKeyRef: {name: s, key: t}}}]",
+			dropped: []string{"reloader.deployment.env.existing.s.ALERT_SINK"}},
+		{name: "variables from fields", in: "reloader: {deployment: {env: {field: {NODE: spec.nodeName}}}}",
+			want: "extraEnv: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]"},
+		{name: "settings ripple has not", in: "reloader: {isOpenshift: true, syncAfterRestart: true, netpol: {enabled: true}, deployment: {gomemlimitOverride: 1GiB}}",
+			dropped: []string{"reloader.deployment.gomemlimitOverride", "reloader.isOpenshift", "reloader.netpol.enabled", "reloader.syncAfterRestart"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,16 +133,78 @@ func TestValuesMapsEachSetting(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Values: %v", err)
 			}
-			out, err := res.Render()
-			if err != nil {
+			var want map[string]any
+			if err := yaml.Unmarshal([]byte(base+tt.want), &want); err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(string(out), w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
+			// A null in want removes that key of base.
+			for k, v := range want {
+				if v == nil {
+					delete(want, k)
 				}
 			}
+			got := roundTrip(t, res.Values)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("values:\n%v\nwant:\n%v", got, want)
+			}
+			var dropped []string
+			for _, d := range res.Dropped {
+				dropped = append(dropped, d[:strings.Index(d, ": ")])
+			}
+			if !reflect.DeepEqual(dropped, tt.dropped) {
+				t.Errorf("not carried over: %q, want %q", dropped, tt.dropped)
+			}
 		})
+	}
+}
+
+// roundTrip gives values as YAML reads them, ints as float64.
+func roundTrip(t *testing.T, v map[string]any) map[string]any {
+	t.Helper()
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestValuesTakesValuesOfTheWrongShapeWithoutPanicking(t *testing.T) {
+	for _, in := range []string{
+		"reloader: 5",
+		"reloader: {deployment: []}",
+		"reloader: {deployment: {env: {open: [a], secret: 1, existing: {s: [x]}, field: {A: {b: c}}}}}",
+		"reloader: {deployment: {labels: [a], securityContext: 1, livenessProbe: [1], replicas: {a: 1}}}",
+		"reloader: {namespaces: {a: b}, ignoreNamespaces: [1], custom_annotations: [a], serviceMonitor: 1, podMonitor: {enabled: true}}",
+		"global: {imagePullSecrets: [1, [x], {name: a}]}\nimage: [1]",
+		"reloader: {enableHA: yes, logLevel: [debug], reloadStrategy: {a: b}, webhookUrl: 1, custom_annotations: {auto: 1}}",
+	} {
+		t.Run(in, func(t *testing.T) {
+			res, err := Values([]byte(in))
+			if err != nil {
+				return
+			}
+			if _, err := res.Render(); err != nil {
+				t.Errorf("Render: %v", err)
+			}
+		})
+	}
+}
+
+func TestValuesNeverPrintsASecretValue(t *testing.T) {
+	res, err := Values([]byte("reloader: {deployment: {env: {secret: {ALERT_WEBHOOK_URL: 'https://h.example/s3cr3t', TOKEN: s3cr3t}}}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := res.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "s3cr3t") {
+		t.Errorf("the output holds a value of Reloader's Secret:\n%s", out)
 	}
 }
 
@@ -79,9 +212,11 @@ func TestValuesRefusesBadInputWithAClearError(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"not YAML", "reloader: [unclosed", "reading the values"},
-		{"not a map", "- a\n- b\n", "reading the values"},
-		{"too big", "x: " + strings.Repeat("a", MaxInput), "more than the"},
+		{"not YAML", "reloader: [unclosed", "reading the values as a YAML map"},
+		{"not a map", "- a\n- b\n", "reading the values as a YAML map"},
+		{"too big", "x: " + strings.Repeat("a", MaxInput), "over 1048576 bytes"},
+		{"unknown keys", "reloader: {shiny: {new: 1}, enableHA: true}\nfoo: 1", "not settings of stakater/Reloader's chart (a typo, or another chart's values?): foo, reloader.shiny.new"},
+		{"ripple's own values", "replicas: 2\nwatchNamespaces: [a]", "not settings of stakater/Reloader's chart (a typo, or another chart's values?): replicas, watchNamespaces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

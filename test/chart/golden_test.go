@@ -24,8 +24,8 @@ const (
 )
 
 // chartCases name the values files testdata/<case>.values.yaml, each
-// rendered into testdata/<case>.golden.yaml and installed by install_test.go.
-var chartCases = []string{"default", "namespaced", "ha", "secrets-ignored"}
+// rendered into testdata/<case>.golden.yaml.
+var chartCases = []string{"default", "namespaced", "ha", "secrets-ignored", "monitoring"}
 
 func valuesFile(c string) string { return filepath.Join("testdata", c+".values.yaml") }
 
@@ -75,6 +75,7 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Entry("namespaced", "namespaced"),
 		Entry("HA", "ha"),
 		Entry("secrets ignored", "secrets-ignored"),
+		Entry("dashboard and alert rules", "monitoring"),
 	)
 
 	It("renders the same manifest every time, so GitOps tools see no drift", func() {

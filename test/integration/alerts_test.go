@@ -15,7 +15,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/options"
 )
 
@@ -138,6 +140,27 @@ var _ = Describe("Reloader's metric names", func() {
 
 		expectRolledOnce(dep, before)
 		Expect(metric(addr, `reloader_reload_executed_total_by_namespace{namespace="`+ns+`",success="true"}`)()).To(Equal(1.0))
+	})
+})
+
+var _ = Describe("ripple_workloads_tracked", func() {
+	It("counts the workloads of each kind that opted in, and stops counting one that opts out or is deleted", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		web := createDeployment(ns, "web", auto, volumeConfigMap("cfg"))
+		api := createDeployment(ns, "api", auto, volumeConfigMap("cfg"))
+		createDeployment(ns, "plain", nil, volumeConfigMap("cfg"))
+		createStatefulSet(ns, "db", auto, volumeConfigMap("cfg"))
+		addr := freeAddress()
+		startRipple("--namespaces="+ns, "--metrics-bind-address="+addr)
+		deployments := metric(addr, `ripple_workloads_tracked{kind="Deployment"}`)
+		Eventually(deployments, "10s").Should(Equal(2.0))
+		Eventually(metric(addr, `ripple_workloads_tracked{kind="StatefulSet"}`), "10s").Should(Equal(1.0))
+
+		update(web, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.Auto) })
+		Eventually(deployments, "10s").Should(Equal(1.0))
+		Expect(k8s.Delete(suiteCtx, api)).To(Succeed())
+		Eventually(deployments, "10s").Should(Equal(0.0))
 	})
 })
 

@@ -1,0 +1,371 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// noSuchSetting is why most settings are dropped.
+const noSuchSetting = "ripple's chart has no such setting"
+
+// reloaderDefaults are the non-empty defaults of Reloader's chart: a
+// setting left at its default is neither carried over nor reported.
+var reloaderDefaults = map[string]any{
+	"kubernetes.host":                                         "https://kubernetes.default",
+	"image.pullPolicy":                                        "IfNotPresent",
+	"reloader.deployment.labels.provider":                     "stakater",
+	"reloader.deployment.labels.group":                        "com.stakater.platform",
+	"reloader.reloadStrategy":                                 "default",
+	"reloader.logLevel":                                       "info",
+	"reloader.watchGlobally":                                  true,
+	"reloader.pprofAddr":                                      ":6060",
+	"reloader.deployment.replicas":                            float64(1),
+	"reloader.deployment.revisionHistoryLimit":                float64(2),
+	"reloader.deployment.securityContext.runAsNonRoot":        true,
+	"reloader.deployment.securityContext.runAsUser":           float64(65534),
+	"reloader.deployment.securityContext.seccompProfile.type": "RuntimeDefault",
+	"reloader.rbac.enabled":                                   true,
+	"reloader.serviceAccount.create":                          true,
+	"reloader.serviceMonitor.honorLabels":                     true,
+	"reloader.podMonitor.honorLabels":                         true,
+	"reloader.verticalPodAutoscaler.updatePolicy.updateMode":  "Auto",
+}
+
+// reasons are why a setting with a ripple-specific answer is dropped.
+var reasons = map[string]string{
+	"reloader.isOpenshift":                   "ripple does not roll OpenShift DeploymentConfigs",
+	"reloader.syncAfterRestart":              "ripple compares every tracked object with its record at each start, so nothing needs it",
+	"reloader.matchLabels":                   "ripple's chart selects its pods by its own labels; podLabels adds labels",
+	"reloader.deployment.livenessProbe":      "ripple's probes take initialDelaySeconds, periodSeconds, timeoutSeconds and failureThreshold",
+	"reloader.deployment.readinessProbe":     "ripple's probes take initialDelaySeconds, periodSeconds, timeoutSeconds and failureThreshold",
+	"reloader.legacy":                        "ripple's RBAC is least-privilege, with no legacy form",
+	"reloader.deployment.gomemlimitOverride": "ripple paces its collector itself; extraEnv can set GOMEMLIMIT",
+	"reloader.deployment.gomaxprocsOverride": "extraEnv can set GOMAXPROCS",
+	"reloader.service.port":                  "ripple's metrics Service serves on metrics.port",
+	"reloader.podDisruptionBudget":           "ripple's PodDisruptionBudget takes minAvailable",
+	"kubernetes.host":                        "Reloader's chart does not use it",
+	"namespace":                              "ripple installs into the release namespace (helm --namespace)",
+	"image":                                  "ripple runs its own image: set image.repository to where you pull ripple from",
+	"global.imageRegistry":                   "ripple runs its own image: set image.repository to where you pull ripple from",
+}
+
+// silent are settings never reported: Reloader's version, in its image
+// tag and its pods' labels, means nothing to ripple.
+func silent(path string) bool {
+	return path == "image.tag" || path == "reloader.deployment.labels.version"
+}
+
+func (m *mapper) settings() {
+	m.carry("nameOverride", "nameOverride")
+	m.carry("fullnameOverride", "fullnameOverride")
+	m.carry("image.pullPolicy", "image.pullPolicy")
+	m.pullSecrets()
+	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "resourceLabelSelector", "pprofAddr"} {
+		m.carry("reloader."+k, k)
+	}
+	m.carry("reloader.enablePProf", "enablePprof")
+	m.carry("reloader.enableCSIIntegration", "csiIntegration")
+	m.carry("reloader.enableMetricsByNamespace", "metrics.countByNamespace")
+	if _, ok := m.get("reloader.readOnlyRootFileSystem"); ok {
+		m.note("readOnlyRootFileSystem: ripple's root file system is always read-only")
+	}
+	m.replicas()
+	m.ignored()
+	m.strategy()
+	m.logging()
+	m.namespaces()
+	m.annotations()
+	m.monitoring()
+	m.identity()
+	m.pod()
+	m.probes()
+	m.env()
+}
+
+func (m *mapper) pullSecrets() {
+	v, ok := m.get("global.imagePullSecrets")
+	list, isList := v.([]any)
+	if !ok || !isList {
+		return
+	}
+	// Reloader takes names as they are or as {name: ...}; ripple the latter.
+	out := make([]any, 0, len(list))
+	for _, s := range list {
+		if name, isName := s.(string); isName {
+			s = map[string]any{"name": name}
+		}
+		out = append(out, s)
+	}
+	m.set("imagePullSecrets", out)
+}
+
+// replicas follows Reloader's chart, which runs one replica unless enableHA.
+func (m *mapper) replicas() {
+	ha, _ := m.get("reloader.enableHA")
+	if ha == true {
+		m.set("highAvailability.enabled", true)
+	}
+	n, set := m.changed("reloader.deployment.replicas")
+	switch {
+	case !set:
+	case !isCount(n):
+		m.drop("reloader.deployment.replicas", "not a number of replicas")
+	case ha != true && n.(float64) > 1:
+		m.drop("reloader.deployment.replicas", "Reloader's chart runs one replica without enableHA, and so does this")
+	case set:
+		m.set("replicas", n)
+	}
+}
+
+func isCount(v any) bool {
+	f, ok := v.(float64)
+	return ok && f >= 0 && f == float64(int(f))
+}
+
+func (m *mapper) ignored() {
+	secrets, _ := m.get("reloader.ignoreSecrets")
+	configMaps, _ := m.get("reloader.ignoreConfigMaps")
+	switch {
+	case secrets == true && configMaps == true:
+		m.drop("reloader.ignoreConfigMaps", "ripple ignores one kind at most: resourcesToIgnore: secrets is carried over")
+		m.set("resourcesToIgnore", "secrets")
+	case secrets == true:
+		m.set("resourcesToIgnore", "secrets")
+	case configMaps == true:
+		m.set("resourcesToIgnore", "configMaps")
+	}
+	var types []any
+	if v, _ := m.get("reloader.ignoreJobs"); v == true {
+		types = append(types, "jobs")
+	}
+	if v, _ := m.get("reloader.ignoreCronJobs"); v == true {
+		types = append(types, "cronjobs")
+	}
+	if types != nil {
+		m.set("ignoredWorkloadTypes", types)
+	}
+}
+
+func (m *mapper) strategy() {
+	v, _ := m.get("reloader.reloadStrategy")
+	switch v {
+	case nil, "", "default", "env-vars":
+		m.set("reloadStrategy", "env-vars")
+		m.note("reloadStrategy: env-vars is Reloader's default; ripple takes over the STAKATER_ variables Reloader set, so nothing rolls on the switch (ripple's own default, annotations, is in the README)")
+	case "annotations":
+		m.set("reloadStrategy", "annotations")
+	default:
+		m.drop("reloader.reloadStrategy", fmt.Sprintf("%v is not a strategy ripple knows", v))
+	}
+}
+
+func (m *mapper) logging() {
+	if f, _ := m.get("reloader.logFormat"); f == "json" {
+		m.set("logFormat", "json")
+	} else {
+		m.set("logFormat", "text")
+		m.note("logFormat: text, as Reloader logs unless logFormat is json")
+	}
+	switch v, _ := m.get("reloader.logLevel"); v {
+	case nil, "", "info":
+	case "trace", "debug", "warning", "error":
+		m.set("logLevel", v)
+	case "fatal", "panic":
+		m.set("logLevel", "error")
+		m.note("logLevel: error, ripple's quietest, for Reloader's %v", v)
+	default:
+		m.drop("reloader.logLevel", fmt.Sprintf("%v is not a level ripple knows", v))
+	}
+}
+
+// namespaces follows Reloader's chart: namespaces gives --namespaces, and
+// ignoreNamespaces and namespaceSelector only count with watchGlobally.
+func (m *mapper) namespaces() {
+	global, _ := m.get("reloader.watchGlobally")
+	watch := m.names("reloader.namespaces")
+	ignore := m.names("reloader.ignoreNamespaces")
+	selector, hasSelector := m.get("reloader.namespaceSelector")
+	const onlyGlobal = "Reloader's chart passes it only with watchGlobally: true, so it did nothing"
+	if global == false {
+		if watch == nil {
+			m.drop("reloader.watchGlobally", "false without namespaces watches Reloader's own namespace: set watchNamespaces to it")
+		}
+		if ignore != nil {
+			m.drop("reloader.ignoreNamespaces", onlyGlobal)
+		}
+		if hasSelector {
+			m.drop("reloader.namespaceSelector", onlyGlobal)
+		}
+		ignore, hasSelector = nil, false
+	}
+	switch {
+	case watch != nil && len(subtract(watch, ignore)) == 0:
+		m.drop("reloader.namespaces", "ignoreNamespaces ignores every one, and an empty watchNamespaces watches the whole cluster")
+	case watch != nil:
+		m.set("watchNamespaces", subtract(watch, ignore))
+		if ignore != nil {
+			m.note("watchNamespaces: the namespaces minus ignoreNamespaces, as ripple cannot take both")
+		}
+		if hasSelector {
+			m.drop("reloader.namespaceSelector", "ripple cannot select namespaces by label within watchNamespaces; it watches all of those listed")
+		}
+	case ignore != nil:
+		m.set("namespacesToIgnore", ignore)
+	}
+	if hasSelector && watch == nil {
+		m.set("namespaceSelector", selector)
+	}
+}
+
+// names reads a list, or a comma-separated string, of names; any other
+// value is dropped.
+func (m *mapper) names(path string) []any {
+	v, set := m.get(path)
+	if !set {
+		return nil
+	}
+	var parts []string
+	switch t := v.(type) {
+	case string:
+		parts = strings.Split(t, ",")
+	case []any:
+		for _, p := range t {
+			s, ok := p.(string)
+			if !ok {
+				m.drop(path, "not a list of namespace names")
+				return nil
+			}
+			parts = append(parts, s)
+		}
+	default:
+		m.drop(path, "not a list of namespace names")
+		return nil
+	}
+	var out []any
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, any(p)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func subtract(list, remove []any) []any {
+	out := []any{}
+	for _, v := range list {
+		if !slices.Contains(remove, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// customAnnotations are Reloader's custom_annotations keys and ripple's.
+var customAnnotations = [][2]string{
+	{"auto", "auto"}, {"configmap_auto", "configmapAuto"}, {"secret_auto", "secretAuto"},
+	{"search", "autoSearch"}, {"match", "searchMatch"}, {"configmap", "configmap"}, {"secret", "secret"},
+	{"ignore", "ignore"}, {"pausePeriod", "pauseDeployment"}, {"pauseTime", "pauseDeploymentTime"},
+}
+
+func (m *mapper) annotations() {
+	custom, withCustom := m.get("reloader.custom_annotations")
+	for _, a := range customAnnotations {
+		m.carry("reloader.custom_annotations."+a[0], "annotations."+a[1])
+	}
+	_, isMap := custom.(map[string]any)
+	if _, ok := m.get("reloader.webhookUrl"); !ok {
+		return
+	}
+	// Reloader's chart passes --webhook-url only inside its
+	// custom_annotations block: without one, Reloader rolled workloads.
+	if withCustom && isMap {
+		m.carry("reloader.webhookUrl", "webhookUrl")
+		return
+	}
+	m.drop("reloader.webhookUrl", "Reloader's chart passes it only with custom_annotations set, so your Reloader rolls workloads; with it, ripple would roll none")
+}
+
+func (m *mapper) monitoring() {
+	m.carry("reloader.serviceMonitor.enabled", "serviceMonitor.enabled")
+	m.carry("reloader.serviceMonitor.labels", "serviceMonitor.labels")
+	m.carry("reloader.serviceMonitor.interval", "serviceMonitor.interval")
+	m.carry("reloader.serviceMonitor.timeout", "serviceMonitor.scrapeTimeout")
+	if on, _ := m.get("reloader.podMonitor.enabled"); on == true {
+		if _, both := m.res.Values["serviceMonitor"]; both {
+			m.drop("reloader.podMonitor", "ripple's ServiceMonitor, carried over, scrapes the same metrics")
+			return
+		}
+		m.set("serviceMonitor.enabled", true)
+		m.carry("reloader.podMonitor.labels", "serviceMonitor.labels")
+		m.carry("reloader.podMonitor.interval", "serviceMonitor.interval")
+		m.carry("reloader.podMonitor.timeout", "serviceMonitor.scrapeTimeout")
+		m.note("serviceMonitor: for Reloader's podMonitor; ripple's chart scrapes its metrics Service")
+	}
+	m.carry("reloader.service.annotations", "metrics.service.annotations")
+	m.carry("reloader.service.labels", "metrics.service.labels")
+}
+
+func (m *mapper) identity() {
+	m.carry("reloader.rbac.enabled", "rbac.create")
+	m.carry("reloader.serviceAccount.create", "serviceAccount.create")
+	m.carry("reloader.serviceAccount.name", "serviceAccount.name")
+	m.carry("reloader.serviceAccount.annotations", "serviceAccount.annotations")
+	m.carry("reloader.podDisruptionBudget.enabled", "podDisruptionBudget.enabled")
+	m.carry("reloader.podDisruptionBudget.minAvailable", "podDisruptionBudget.minAvailable")
+}
+
+func (m *mapper) pod() {
+	d := "reloader.deployment."
+	for _, k := range []string{"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priorityClassName", "resources"} {
+		m.carry(d+k, k)
+	}
+	m.carry(d+"pod.annotations", "podAnnotations")
+	m.carry(d+"volumes", "extraVolumes")
+	m.carry(d+"volumeMounts", "extraVolumeMounts")
+	// Helm merges maps with the chart's defaults: these add to ripple's
+	// security contexts rather than replace them.
+	m.carry(d+"containerSecurityContext", "securityContext")
+	m.carryChangedLeaves(d+"securityContext", "podSecurityContext")
+	if m.carryChangedLeaves(d+"labels", "podLabels") {
+		m.note("podLabels: Reloader's deployment.labels, on ripple's pods")
+	}
+}
+
+// carryChangedLeaves copies each value under from that is not Reloader's
+// default to the same place under to.
+func (m *mapper) carryChangedLeaves(from, to string) bool {
+	v, _ := m.get(from)
+	carried := false
+	for _, path := range leaves(v, "") {
+		full := from + "." + path
+		if lv := lookup(v, path); !empty(lv) && !isDefault(full, lv) && !silent(full) {
+			m.set(to+"."+path, lv)
+			carried = true
+		}
+	}
+	return carried
+}
+
+// probeTimings are the probe settings both charts have.
+var probeTimings = []string{"initialDelaySeconds", "periodSeconds", "timeoutSeconds", "failureThreshold"}
+
+func (m *mapper) probes() {
+	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+		for _, k := range probeTimings {
+			from := "reloader.deployment." + probe + "." + k
+			v, ok := m.get(from)
+			if !ok {
+				continue
+			}
+			// Reloader's chart prints them as they are, so "5" works too.
+			n, err := strconv.Atoi(fmt.Sprint(v))
+			if err != nil || n < 0 {
+				m.drop(from, "not a whole number of seconds or times")
+				continue
+			}
+			m.set(probe+"."+k, n)
+		}
+	}
+}
