@@ -192,9 +192,13 @@ var _ = Describe("The env-vars reload strategy", func() {
 
 		setData(cm, "k", "2")
 
+		steps := expectPausedThenResumed(dep, before, 10*time.Second)
+		paused := steps[len(steps)-1]
+		Expect(paused.Stamp).To(ContainSubstring("STAKATER_CFG_CONFIGMAP="), "the write that pauses sets the variable")
+		for _, s := range steps[:len(steps)-1] {
+			Expect(s.Stamp).To(Equal(before.Digest), "no write before it changed the template")
+		}
 		expectRolledOnce(dep, before)
-		Expect(envOf(dep, "STAKATER_CFG_CONFIGMAP")).To(HaveKey("app"))
-		expectPausedThenResumed(dep, 10*time.Second)
 	})
 
 	It("rolls a held StatefulSet through its variable when the pause ends", func() {

@@ -1,13 +1,17 @@
 package integration
 
 import (
+	"context"
 	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -36,14 +40,65 @@ func specPaused(dep *appsv1.Deployment) func() bool {
 	}
 }
 
-// expectPausedThenResumed waits for ripple to pause the Deployment and then,
-// within the period and a margin, to resume it.
-func expectPausedThenResumed(dep *appsv1.Deployment, within time.Duration) {
+// pauseStep is one version of a Deployment as a watch saw it.
+type pauseStep struct {
+	Paused, Annotated bool
+	Stamp             string
+}
+
+// pauseHistory records, through a watch from s, every version of the
+// Deployment, so a spec sees a pause however soon it ended.
+func pauseHistory(dep *appsv1.Deployment, s state) func() []pauseStep {
 	GinkgoHelper()
-	Eventually(specPaused(dep), 10*time.Second).Should(BeTrue(), "ripple pauses the Deployment")
-	Expect(pausedAt(dep)()).NotTo(BeEmpty())
-	Eventually(specPaused(dep), within).Should(BeFalse(), "ripple resumes the Deployment when the period ends")
-	Expect(pausedAt(dep)()).To(BeEmpty(), "and removes its pause annotation")
+	ctx, cancel := context.WithCancel(suiteCtx)
+	DeferCleanup(cancel)
+	w, err := watcher.Watch(ctx, &appsv1.DeploymentList{}, client.InNamespace(dep.Namespace),
+		client.MatchingFields{"metadata.name": dep.Name},
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: s.ResourceVersion}})
+	Expect(err).NotTo(HaveOccurred())
+	var mu sync.Mutex
+	var steps []pauseStep
+	go func() {
+		defer GinkgoRecover()
+		for ev := range w.ResultChan() {
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			_, annotated := d.Annotations[annotations.PausedAt]
+			mu.Lock()
+			steps = append(steps, pauseStep{Paused: d.Spec.Paused, Annotated: annotated, Stamp: stampOf(&d.Spec.Template)})
+			mu.Unlock()
+		}
+	}()
+	return func() []pauseStep {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(steps)
+	}
+}
+
+// pausedThenResumed finds the first version ripple paused and reports
+// whether a later one is resumed with the annotation removed.
+func pausedThenResumed(steps []pauseStep) (first int, resumed bool) {
+	first = slices.IndexFunc(steps, func(s pauseStep) bool { return s.Paused && s.Annotated })
+	if first < 0 {
+		return -1, false
+	}
+	return first, slices.ContainsFunc(steps[first:], func(s pauseStep) bool { return !s.Paused && !s.Annotated })
+}
+
+// expectPausedThenResumed waits for ripple to pause the Deployment after
+// before and then, within the period and a margin, to resume it. It returns
+// the versions up to the one ripple paused.
+func expectPausedThenResumed(dep *appsv1.Deployment, before state, within time.Duration) []pauseStep {
+	GinkgoHelper()
+	history := pauseHistory(dep, before)
+	Eventually(func() bool { _, ok := pausedThenResumed(history()); return ok }, 10*time.Second+within).Should(BeTrue(),
+		"ripple pauses the Deployment, then resumes it and removes its pause annotation when the period ends")
+	steps := history()
+	first, _ := pausedThenResumed(steps)
+	return steps[:first+1]
 }
 
 var _ = Describe("Pause periods", func() {
@@ -58,8 +113,8 @@ var _ = Describe("Pause periods", func() {
 
 		setData(cm, "k", "2")
 
+		expectPausedThenResumed(dep, before, 10*time.Second)
 		expectRolledOnce(dep, before)
-		expectPausedThenResumed(dep, 10*time.Second)
 		Expect(eventsFor(dep)()).To(ContainElement(HavePrefix("Reloaded: Paused for 3s because ConfigMap/cfg changed")))
 		Eventually(eventsFor(dep), 5*time.Second).Should(ContainElement(HavePrefix("PauseEnded: ")))
 	})
@@ -206,12 +261,12 @@ var _ = Describe("Pause periods", func() {
 		byFlag := createDeployment(ns, "by-flag", auto, envFromConfigMap("cfg"))
 		optedOut := createDeployment(ns, "opted-out", pauseFor("0"), envFromConfigMap("cfg"))
 		startRipple("--pause-period=3s")
-		recorded(byFlag)
+		before := recorded(byFlag)
 		recorded(optedOut)
 
 		setData(cm, "k", "2")
 
-		expectPausedThenResumed(byFlag, 10*time.Second)
+		expectPausedThenResumed(byFlag, before, 10*time.Second)
 		Expect(specPaused(optedOut)()).To(BeFalse())
 		Expect(pausedAt(optedOut)()).To(BeEmpty())
 	})
