@@ -39,6 +39,10 @@ build: ## Build bin/ripple, stamped with VERSION
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X $(MODULE)/internal/version.Version=$(VERSION)' -o $(BIN)/ripple ./cmd/ripple
 
+.PHONY: kubectl-plugin
+kubectl-plugin: build ## Build bin/kubectl-ripple: `kubectl ripple explain ...` once it is on PATH
+	cp $(BIN)/ripple $(BIN)/kubectl-ripple
+
 .PHONY: fmt
 fmt: ## Format the Go code as `make lint` expects (gofmt, goimports)
 	@bash hack/build-golangci-lint.sh

@@ -9,19 +9,24 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ripple-controller/ripple/internal/controller"
 	"github.com/ripple-controller/ripple/internal/gcpace"
 	"github.com/ripple-controller/ripple/internal/logging"
 	"github.com/ripple-controller/ripple/internal/manager"
 	"github.com/ripple-controller/ripple/internal/migrate"
 	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/version"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // Run parses args as ripple's flags and runs ripple until SIGTERM or
@@ -30,6 +35,9 @@ import (
 func Run(args []string, configure ...func(*rest.Config)) error {
 	if len(args) > 0 && args[0] == "migrate-values" {
 		return MigrateValues(args[1:], os.Stdin, os.Stdout)
+	}
+	if len(args) > 0 && args[0] == "explain" {
+		return Explain(context.Background(), args[1:], os.Stdout)
 	}
 	// Not one of the controller's flags: it runs nothing.
 	if len(args) == 1 && args[0] == "--version" {
@@ -93,6 +101,103 @@ func MigrateValues(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// explainUsage is how `ripple explain` is called. It reads ripple's own
+// flags too, so that it scopes and names annotations as the controller
+// given the same flags does.
+const explainUsage = "usage: ripple explain configmap|secret|deployment|statefulset|daemonset|cronjob|job|rollout NAME [-n NAMESPACE] [ripple's flags]"
+
+// Explain is `ripple explain KIND NAME`, also run as `kubectl ripple
+// explain`: it prints which workloads a change of a ConfigMap or Secret
+// would roll, or which objects would roll a workload, and why, reading the
+// cluster of the kubeconfig.
+func Explain(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := pflag.NewFlagSet("ripple explain", pflag.ContinueOnError)
+	parser := options.NewParser(fs)
+	namespace := fs.StringP("namespace", "n", "", "The namespace of the object; defaults to the kubeconfig context's.")
+	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	opts, err := parser.Options()
+	if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	if fs.NArg() != 2 {
+		return errors.New(explainUsage)
+	}
+	kind, name := strings.ToLower(fs.Arg(0)), fs.Arg(1)
+	ns, err := namespaceOf(opts.Kubeconfig, *namespace)
+	if err != nil {
+		return err
+	}
+	e, err := explainer(&opts)
+	if err != nil {
+		return err
+	}
+	var x *controller.Explanation
+	if ck, ok := configKinds[kind]; ok {
+		x, err = e.Object(ctx, ck, ns, name)
+	} else if typ, ok := explainedType(kind, &opts); ok {
+		x, err = e.Workload(ctx, typ, ns, name)
+	} else {
+		return fmt.Errorf("explain: ripple rolls no %q: %s", kind, explainUsage)
+	}
+	if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	return x.Write(stdout)
+}
+
+// configKinds are the words explain takes for ConfigMaps and Secrets.
+var configKinds = map[string]refs.Kind{"configmap": refs.ConfigMap, "configmaps": refs.ConfigMap, "cm": refs.ConfigMap,
+	"secret": refs.Secret, "secrets": refs.Secret}
+
+// workloadShortNames are kubectl's short names of the workload kinds.
+var workloadShortNames = map[string]string{"deploy": "deployments", "sts": "statefulsets", "ds": "daemonsets", "cj": "cronjobs", "ro": "rollouts"}
+
+// explainedType finds the workload type a word names, as a kind, plural
+// or short name, among the types ripple rolls under opts.
+func explainedType(word string, opts *options.Options) (workload.Type, bool) {
+	for _, t := range opts.Workloads() {
+		if word == strings.ToLower(t.Kind) || word == t.Plural || workloadShortNames[word] == t.Plural {
+			return t, true
+		}
+	}
+	return workload.Type{}, false
+}
+
+func explainer(opts *options.Options) (*controller.Explainer, error) {
+	cfg, err := restConfig(opts.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := manager.SchemeFor(opts.Workloads())
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("explain: connecting: %w", err)
+	}
+	return &controller.Explainer{Reader: c, Opts: opts}, nil
+}
+
+// namespaceOf is -n, else the namespace of the kubeconfig's context, as
+// kubectl chooses.
+func namespaceOf(kubeconfig, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil {
+		return "", fmt.Errorf("explain: the kubeconfig's namespace: %w", err)
+	}
+	return ns, nil
 }
 
 // Parse turns args into ripple's options. --help prints the usage and

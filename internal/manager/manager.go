@@ -47,7 +47,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := schemeFor(opts.Workloads())
+	scheme, err := SchemeFor(opts.Workloads())
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +114,12 @@ func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logg
 	}
 }
 
-// schemeFor returns client-go's scheme when it knows every workload type
+// SchemeFor returns client-go's scheme when it knows every workload type
 // ripple rolls, as it does the built-in kinds. A type a CRD brings (Argo
 // Rollouts, turned on) goes in a scheme of this manager's own: registering
 // it in client-go's global one would leak it to every other manager in the
 // process, as the test suites run several.
-func schemeFor(types []workload.Type) (*runtime.Scheme, error) {
+func SchemeFor(types []workload.Type) (*runtime.Scheme, error) {
 	var missing []workload.Type
 	for _, t := range types {
 		if !clientgoscheme.Scheme.Recognizes(t.GroupVersion.WithKind(t.Kind)) {

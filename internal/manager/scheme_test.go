@@ -13,11 +13,11 @@ func TestSchemeFor_RegistersRolloutsOnlyWhenOnAndNeverGlobally(t *testing.T) {
 	rollouts, _ := workload.ByPlural("rollouts")
 	rollout, list := workload.ArgoGroupVersion.WithKind("Rollout"), workload.ArgoGroupVersion.WithKind("RolloutList")
 
-	s, err := schemeFor([]workload.Type{deployments})
+	s, err := SchemeFor([]workload.Type{deployments})
 	if err != nil || s != clientgoscheme.Scheme {
 		t.Errorf("without Rollouts: scheme %p, error %v; want client-go's", s, err)
 	}
-	s, err = schemeFor([]workload.Type{deployments, rollouts})
+	s, err = SchemeFor([]workload.Type{deployments, rollouts})
 	if err != nil {
 		t.Fatal(err)
 	}

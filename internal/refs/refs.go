@@ -164,3 +164,31 @@ func UsedBy(spec *corev1.PodSpec, ref Ref) string {
 	}
 	return spec.Containers[0].Name
 }
+
+// Uses says where the pod spec uses ref, in words and in the spec's order:
+// "volume cfg", "envFrom of container app", "env LEVEL of init container
+// setup". ripple explain prints it.
+func Uses(spec *corev1.PodSpec, ref Ref) []string {
+	var out []string
+	is := func(what string) func(Kind, string) {
+		return func(k Kind, name string) {
+			if (Ref{Kind: k, Name: name}) == ref {
+				out = append(out, what)
+			}
+		}
+	}
+	for i := range spec.Volumes {
+		fromVolume(&spec.Volumes[i], is("volume "+spec.Volumes[i].Name))
+	}
+	containers := func(role string, cs []corev1.Container) {
+		for _, c := range cs {
+			for _, e := range c.Env {
+				fromEnv([]corev1.EnvVar{e}, nil, is("env "+e.Name+" of "+role+" "+c.Name))
+			}
+			fromEnv(nil, c.EnvFrom, is("envFrom of "+role+" "+c.Name))
+		}
+	}
+	containers("init container", spec.InitContainers)
+	containers("container", spec.Containers)
+	return slices.Compact(out)
+}

@@ -225,3 +225,29 @@ func TestUsedByPicksTheContainerThatUsesTheObjectAsReloaderDoes(t *testing.T) {
 		})
 	}
 }
+
+func TestUsesSaysWhereThePodSpecUsesTheObject(t *testing.T) {
+	cm := Ref{Kind: ConfigMap, Name: "cfg"}
+	envFrom := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+		want []string
+	}{
+		{"unused", corev1.PodSpec{Volumes: []corev1.Volume{cmVolume("other")}}, nil},
+		{"a volume and a projected source", corev1.PodSpec{Volumes: []corev1.Volume{cmVolume("cfg"), projected(projectedCM("cfg"))}},
+			[]string{"volume v-cfg", "volume projected"}},
+		{"env and envFrom, init containers first", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "setup", Env: []corev1.EnvVar{envCM("cfg")}}},
+			Containers:     []corev1.Container{{Name: "app", EnvFrom: []corev1.EnvFromSource{envFrom, envFrom}, Env: []corev1.EnvVar{envCM("cfg"), envSecret("cfg")}}}},
+			[]string{"env E of init container setup", "env E of container app", "envFrom of container app"}},
+		{"a Secret of the same name is another object", corev1.PodSpec{Volumes: []corev1.Volume{secretVolume("cfg")}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Uses(&tt.spec, cm); !slices.Equal(got, tt.want) {
+				t.Errorf("Uses = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -9,8 +9,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/ripple-controller/ripple/test/cluster"
@@ -111,7 +109,7 @@ func StartCluster() (*Cluster, error) {
 		return nil, errors.Join(err, c.Stop())
 	}
 	c.RippleKubeconfig = filepath.Join(dir, "ripple.kubeconfig")
-	if err := writeKubeconfig(c.RippleKubeconfig, user.Config()); err != nil {
+	if err := cluster.WriteKubeconfig(c.RippleKubeconfig, user.Config(), ""); err != nil {
 		return nil, errors.Join(err, c.Stop())
 	}
 	return c, nil
@@ -119,19 +117,6 @@ func StartCluster() (*Cluster, error) {
 
 // Stop stops the control plane; Cleanup removes its directory.
 func (c *Cluster) Stop() error { return c.env.Stop() }
-
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	const name = "ripple-bench"
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	kc.CurrentContext = name
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return fmt.Errorf("writing the kubeconfig: %w", err)
-	}
-	return nil
-}
 
 // Cleanup removes the cluster's directory.
 func (c *Cluster) Cleanup() error { return os.RemoveAll(c.Dir) }

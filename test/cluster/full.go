@@ -188,7 +188,7 @@ func (c *Cluster) configure(bins map[string]string, kwok string, stages []string
 		Burst: 2000,
 	}
 	c.Kubeconfig = c.path("kubeconfig")
-	if err := writeKubeconfig(c.Kubeconfig, c.Config); err != nil {
+	if err := WriteKubeconfig(c.Kubeconfig, c.Config, ""); err != nil {
 		return err
 	}
 	client, err := kubernetes.NewForConfig(c.Config)
@@ -495,12 +495,14 @@ func apiServerProbe(client kubernetes.Interface) func(context.Context) error {
 	}
 }
 
-func writeKubeconfig(path string, cfg *rest.Config) error {
+// WriteKubeconfig writes a kubeconfig file for cfg, whose context's
+// namespace is namespace, as a user's would be.
+func WriteKubeconfig(path string, cfg *rest.Config, namespace string) error {
 	const name = "ripple-local"
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: namespace}
 	kc.CurrentContext = name
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		return fmt.Errorf("writing the kubeconfig: %w", err)
