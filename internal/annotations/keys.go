@@ -73,6 +73,12 @@ const (
 	// STAKATER_<NAME>_<KIND> variable on the container that uses the
 	// changed object. --reload-strategy sets the default.
 	ReloadStrategy = "ripple.dev/reload-strategy"
+	// KeyPrecision on a workload: "true" rolls it only when a key its pod
+	// spec reads changes (env valueFrom, volume or projected items); an
+	// object it reads whole (envFrom, a volume without items) or only names
+	// in a reload list counts every key. "false" rolls on any key, as
+	// Reloader does. --key-precision sets the default.
+	KeyPrecision = "ripple.dev/key-precision"
 	// CronJobStrategy on a CronJob: "job" (the default) creates a Job from
 	// its jobTemplate when its config changes, as Reloader does; "template"
 	// only stamps the jobTemplate, so the next scheduled run picks the

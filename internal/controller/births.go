@@ -133,6 +133,15 @@ func sumOf(obj client.Object) digest.Sum {
 	return digest.ConfigMap(cm)
 }
 
+func keySumsOf(obj client.Object) map[string]digest.Sum {
+	name := digest.Qualified(obj.GetNamespace(), obj.GetName())
+	if s, ok := obj.(*corev1.Secret); ok {
+		return digest.KeySums("Secret", name, nil, s.Data)
+	}
+	cm, _ := obj.(*corev1.ConfigMap)
+	return digest.KeySums("ConfigMap", name, cm.Data, cm.BinaryData)
+}
+
 // dataWrittenAt returns the last second a manager that owns the object's
 // data wrote it, by its managed fields, and at least its creation.
 func dataWrittenAt(obj client.Object) int64 {

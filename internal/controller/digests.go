@@ -33,6 +33,9 @@ type digests struct {
 type versionSum struct {
 	version string
 	sum     digest.Sum
+	// keys holds the digest of each key, for workloads that read only
+	// some (tracked.sum).
+	keys map[string]digest.Sum
 	// dataWrittenAt is the last second the object's data was written.
 	dataWrittenAt int64
 }
@@ -78,7 +81,7 @@ func (d *digests) fetch(ctx context.Context, kind refs.Kind, key types.Namespace
 
 // store keeps the digest of a ConfigMap or Secret read from the API server.
 func (d *digests) store(obj client.Object) versionSum {
-	vs := versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), dataWrittenAt: dataWrittenAt(obj)}
+	vs := versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), keys: keySumsOf(obj), dataWrittenAt: dataWrittenAt(obj)}
 	d.mu.Lock()
 	d.byUID[obj.GetUID()] = vs
 	d.mu.Unlock()

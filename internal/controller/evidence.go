@@ -41,7 +41,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	next := r.next(v.current, nil)
 	if r.podsRunOtherConfig(v) {
 		changed := sortedRefs(v.current)
-		return r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed))
+		return r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
 	}
 	skipsTotal.WithLabelValues(skipFirstSight).Inc()
 	logf.FromContext(ctx).V(1).Info("Recording the config of a workload seen for the first time")
@@ -105,7 +105,7 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 		return outcome{requeue: left}, nil
 	}
 	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 {
-		return r.roll(ctx, v, r.next(v.current, nil), since, describe(since)+" (since a record under another key)")
+		return r.roll(ctx, v, r.next(v.current, nil), since, describe(since, nil)+" (since a record under another key)")
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)

@@ -94,9 +94,9 @@ func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) str
 		case cur.createdAt > rec.at+clockSlack:
 			out[ref] = created
 		case cur.createdAt >= rec.at-clockSlack:
-			borderline[ref] = short(cur.version.sum)
+			borderline[ref] = cur.recordValue(short)
 		default:
-			old[ref] = short(cur.version.sum)
+			old[ref] = cur.recordValue(short)
 		}
 	}
 	without := fold(old)

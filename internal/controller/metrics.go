@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 // Outcomes of a reconcile that did not roll, the "reason" label of skipsTotal.
@@ -39,6 +41,12 @@ var (
 		Name: "ripple_workloads_tracked",
 		Help: "Workloads that opted in to rollouts, by kind, as their last reconcile found them; only the leader reconciles.",
 	}, []string{"kind"})
+	// keyChangesTotal is labelled by key name, which users choose: a
+	// precise workload reads a handful, so the series stay few.
+	keyChangesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ripple_key_changes_total",
+		Help: "Keys whose change rolled a workload under key precision, by the object's kind and the key.",
+	}, []string{"kind", "key"})
 	skipsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ripple_skips_total",
 		Help: "Reconciles that did not roll the workload, by reason.",
@@ -62,7 +70,7 @@ func init() {
 	reloaderExecuted.WithLabelValues("false")
 	// The per-namespace vector has no series until it counts, so without
 	// METRICS_COUNT_BY_NAMESPACE it is absent from /metrics.
-	metrics.Registry.MustRegister(reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
+	metrics.Registry.MustRegister(keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
 }
 
 // countReload counts one rollout's result, "success" or "error", under
@@ -99,4 +107,13 @@ func (o *optedIn) set(key types.NamespacedName, in bool) {
 		delete(o.keys, key)
 	}
 	o.gauge.Set(float64(len(o.keys)))
+}
+
+// countKeys counts the keys whose change rolled a precise workload.
+func countKeys(keys map[refs.Ref][]string) {
+	for ref, ks := range keys {
+		for _, k := range ks {
+			keyChangesTotal.WithLabelValues(string(ref.Kind), k).Inc()
+		}
+	}
 }

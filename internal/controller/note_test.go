@@ -35,15 +35,15 @@ func TestDescribe_LongNamesLeaveRoomForTheCount(t *testing.T) {
 	for i := range 6 {
 		causes = append(causes, refs.Ref{Kind: refs.ConfigMap, Name: strings.Repeat(string(rune('a'+i)), 253)})
 	}
-	got := describe(causes)
+	got := describe(causes, nil)
 	if !strings.HasSuffix(got, " more") || len("Rolled because "+got+" changed") > noteLimit {
 		t.Errorf("describe = %d bytes ending %q", len(got), got[len(got)-20:])
 	}
-	if got := describe(causes[:1]); got != causes[0].String() {
+	if got := describe(causes[:1], nil); got != causes[0].String() {
 		t.Errorf("a single long name is cut: %q", got)
 	}
 	short := []refs.Ref{{Kind: refs.ConfigMap, Name: "a"}, {Kind: refs.Secret, Name: "b"}}
-	if got := describe(short); got != "ConfigMap/a, Secret/b" {
+	if got := describe(short, nil); got != "ConfigMap/a, Secret/b" {
 		t.Errorf("describe = %q", got)
 	}
 }

@@ -73,6 +73,90 @@ type tracked struct {
 	meta      client.Object
 	createdAt int64
 	version   versionSum
+	// used holds the keys the workload's pod spec reads of the object, nil
+	// for all of them; precise says the workload tracks only those.
+	used    []string
+	precise bool
+}
+
+// scopeMark separates, in a record's entry for an object a precise
+// workload reads some keys of, the short digest of those keys, the ID of
+// the set of keys, and a 16-bit keyed digest of each key, in order ("-"
+// for a missing one), which tell which keys changed.
+const (
+	scopeMark = "~"
+	keyMark   = "."
+	keyShort  = 4
+)
+
+// sum is the digest of what the workload tracks of the object: the keys it
+// reads when precise, else all of it.
+func (t tracked) sum() digest.Sum {
+	if t.precise && t.used != nil {
+		return digest.Subset(t.version.keys, t.used)
+	}
+	return t.version.sum
+}
+
+// recordValue is the object's entry in the record: the short digest of
+// sum, and, when that covers only some keys, which.
+func (t tracked) recordValue(short func(digest.Sum) string) string {
+	if t.precise && t.used != nil {
+		return t.scoped(short)
+	}
+	return short(t.version.sum)
+}
+
+func (t tracked) scoped(short func(digest.Sum) string) string {
+	perKey := make([]string, len(t.used))
+	for i, k := range t.used {
+		perKey[i] = "-"
+		if s, ok := t.version.keys[k]; ok {
+			perKey[i] = short(s)[:keyShort]
+		}
+	}
+	sub := digest.Subset(t.version.keys, t.used)
+	return short(sub) + scopeMark + digest.ScopeID(t.used) + scopeMark + strings.Join(perKey, keyMark)
+}
+
+// changedKeys names the keys whose digest differs from the recorded
+// entry's, when it covers the keys the workload reads now.
+func (t tracked) changedKeys(recorded string, short func(digest.Sum) string) []string {
+	_, before, ok := strings.Cut(recorded, scopeMark)
+	if !ok || t.used == nil {
+		return nil
+	}
+	_, now, _ := strings.Cut(t.scoped(short), scopeMark)
+	scopeBefore, keysBefore, _ := strings.Cut(before, scopeMark)
+	scopeNow, keysNow, _ := strings.Cut(now, scopeMark)
+	if scopeBefore != scopeNow {
+		return nil
+	}
+	was, is := strings.Split(keysBefore, keyMark), strings.Split(keysNow, keyMark)
+	var out []string
+	for i, k := range t.used {
+		if i >= len(was) || i >= len(is) || was[i] != is[i] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// asRecorded is the entry the object would have now under the keys the
+// recorded entry covers, so that turning precision on or off compares
+// like with like and rolls nothing by itself. comparable is false when
+// the recorded keys are not those the pod spec reads now: its template
+// changed, so Kubernetes replaces its pods anyway.
+func (t tracked) asRecorded(recorded string, short func(digest.Sum) string) (entry string, comparable bool) {
+	_, rest, scoped := strings.Cut(recorded, scopeMark)
+	scope, _, _ := strings.Cut(rest, scopeMark)
+	switch {
+	case !scoped:
+		return short(t.version.sum), true
+	case t.used != nil && scope == digest.ScopeID(t.used):
+		return t.scoped(short), true
+	}
+	return "", false
 }
 
 // state is what one reconcile knows of a workload: the cached object, its
@@ -216,7 +300,12 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	next := r.next(v.current, r.kept(rec, v.current, changes))
 	causes, reason := r.causes(changes)
 	if len(causes) > 0 {
-		return r.roll(ctx, v, next, causes, describe(causes))
+		keys := r.changedKeys(rec, v.current, causes)
+		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))
+		if out.rolled && !r.Opts.DryRun {
+			countKeys(keys)
+		}
+		return out, err
 	}
 	if rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {
 		skipsTotal.WithLabelValues(skipUnchanged).Inc()
@@ -225,6 +314,25 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	skipsTotal.WithLabelValues(reason).Inc()
 	log.V(1).Info("Recording a change that does not roll", "reason", reason)
 	return outcome{}, r.record(ctx, v.obj, next)
+}
+
+// changedKeys names, for each cause the workload reads only some keys of,
+// the keys that changed since the record.
+func (r *Reconciler) changedKeys(rec record, current map[refs.Ref]tracked, causes []refs.Ref) map[refs.Ref][]string {
+	var out map[refs.Ref][]string
+	for _, ref := range causes {
+		t, ok := current[ref]
+		if !ok || !t.precise {
+			continue
+		}
+		if keys := t.changedKeys(rec.objects[ref], r.Keyed.Short); len(keys) > 0 {
+			if out == nil {
+				out = map[refs.Ref][]string{}
+			}
+			out[ref] = keys
+		}
+	}
+	return out
 }
 
 // changes compares the record, read with the key it was written with, with
@@ -296,7 +404,7 @@ func (r *Reconciler) next(current map[refs.Ref]tracked, kept map[refs.Ref]string
 	next := record{keyID: r.Keyed.KeyID(), at: r.now().Unix(), objects: make(map[refs.Ref]string, len(current)+len(kept))}
 	maps.Copy(next.objects, kept)
 	for ref, t := range current {
-		next.objects[ref] = r.Keyed.Short(t.version.sum)
+		next.objects[ref] = t.recordValue(r.Keyed.Short)
 	}
 	if recordSize(next.objects) > recordBudget {
 		next.objects = fold(next.objects)
@@ -329,7 +437,7 @@ func (r *Reconciler) causes(changes map[refs.Ref]change) ([]refs.Ref, string) {
 func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 	entries := make([]digest.Entry, 0, len(current))
 	for ref, t := range current {
-		entries = append(entries, digest.Entry{Ref: ref, Sum: t.version.sum})
+		entries = append(entries, digest.Entry{Ref: ref, Sum: t.sum()})
 	}
 	return keyed.Workload(entries)
 }
@@ -429,11 +537,9 @@ func (r *Reconciler) borrowed(ctx context.Context, obj client.Object, v *view) (
 		return nil, nil
 	}
 	out := *v
-	out.referenced = map[refs.Ref]bool{}
+	out.referenced, out.usedKeys = map[refs.Ref]bool{}, nil
 	if tmpl := src.Template(holder); tmpl != nil {
-		for _, ref := range refs.FromPodSpec(&tmpl.Spec) {
-			out.referenced[ref] = true
-		}
+		out.referenced, out.usedKeys = references(&tmpl.Spec)
 	}
 	return &out, nil
 }
@@ -448,7 +554,7 @@ func changeID(obj client.Object, digest string) string {
 
 // describe names the changed objects for an Event, which must stay short:
 // at most five names and about half the note's limit, then how many more.
-func describe(causes []refs.Ref) string {
+func describe(causes []refs.Ref, keys map[refs.Ref][]string) string {
 	const most, budget = 5, noteLimit / 2
 	parts := make([]string, 0, most+1)
 	size := 0
@@ -456,6 +562,9 @@ func describe(causes []refs.Ref) string {
 		name := c.String()
 		if isBucket(c) {
 			name = "a " + string(c.Kind) + " of record bucket " + c.Name
+		}
+		if k := keys[c]; len(k) > 0 {
+			name += " (keys " + strings.Join(k, ", ") + ")"
 		}
 		if i == most || (i > 0 && size+len(name) > budget) {
 			parts = append(parts, fmt.Sprintf("and %d more", len(causes)-i))

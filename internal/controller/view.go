@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +40,12 @@ type view struct {
 	reloadStrategy string
 	// pausePeriod is how long a change pauses the workload; 0 for none.
 	pausePeriod time.Duration
+	// precise says the workload rolls only when a key it reads changes;
+	// usedKeys holds, for each object its pod spec reads only some keys
+	// of, those keys (refs.KeysUsed), whatever precise says, so that a
+	// record written under the other choice can still be compared.
+	precise  bool
+	usedKeys map[refs.Ref][]string
 	// paused says ripple paused the workload at pausedAt; pauseErr says
 	// when is unreadable, which ends the pause.
 	paused   bool
@@ -70,10 +78,12 @@ type views struct {
 	autoReloadAll bool
 	// strategy is the default of the type's Strategy, given by its flag.
 	strategy string
-	// reloadStrategy and pausePeriod are the defaults of every workload,
-	// given by --reload-strategy and --pause-period.
+	// reloadStrategy, pausePeriod and precise are the defaults of every
+	// workload, given by --reload-strategy, --pause-period and
+	// --key-precision.
 	reloadStrategy string
 	pausePeriod    time.Duration
+	precise        bool
 	cache          *lru.Cache // UID -> *view
 }
 
@@ -83,9 +93,9 @@ func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, stra
 }
 
 // withDefaults returns vs with the defaults of every workload's reload
-// strategy and pause period.
-func (vs *views) withDefaults(reloadStrategy string, pausePeriod time.Duration) *views {
-	vs.reloadStrategy, vs.pausePeriod = reloadStrategy, pausePeriod
+// strategy, pause period and key precision.
+func (vs *views) withDefaults(reloadStrategy string, pausePeriod time.Duration, precise bool) *views {
+	vs.reloadStrategy, vs.pausePeriod, vs.precise = reloadStrategy, pausePeriod, precise
 	return vs
 }
 
@@ -111,13 +121,10 @@ func (vs *views) compute(obj client.Object) *view {
 		return nil
 	}
 	v := &view{
-		version:    obj.GetResourceVersion(),
-		policy:     vs.keys.Parse(obj.GetAnnotations(), tmpl.Annotations, vs.autoReloadAll),
-		referenced: map[refs.Ref]bool{},
+		version: obj.GetResourceVersion(),
+		policy:  vs.keys.Parse(obj.GetAnnotations(), tmpl.Annotations, vs.autoReloadAll),
 	}
-	for _, ref := range refs.FromPodSpec(&tmpl.Spec) {
-		v.referenced[ref] = true
-	}
+	v.referenced, v.usedKeys = references(&tmpl.Spec)
 	if vs.typ.TemplateRef != nil {
 		var err error
 		if v.templateRef, err = vs.typ.TemplateRef(obj); err != nil {
@@ -126,6 +133,7 @@ func (vs *views) compute(obj client.Object) *view {
 	}
 	v.strategy = vs.strategyOf(obj, &v.policy)
 	v.reloadStrategy, v.pausePeriod = vs.rolling(obj.GetAnnotations(), &v.policy)
+	v.precise = vs.precision(obj.GetAnnotations(), &v.policy)
 	v.pausedAt, v.paused, v.pauseErr = annotations.PausedSince(obj.GetAnnotations(), vs.keys.PausedAt)
 	var raw string
 	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]
@@ -133,6 +141,22 @@ func (vs *views) compute(obj client.Object) *view {
 		v.record, v.recordErr = decodeRecord(raw)
 	}
 	return v
+}
+
+// references returns what a pod spec uses: each object, and the keys of
+// those it reads only some keys of.
+func references(spec *corev1.PodSpec) (referenced map[refs.Ref]bool, usedKeys map[refs.Ref][]string) {
+	referenced = map[refs.Ref]bool{}
+	for _, ref := range refs.FromPodSpec(spec) {
+		referenced[ref] = true
+		if keys, all := refs.KeysUsed(spec, ref); !all {
+			if usedKeys == nil {
+				usedKeys = map[refs.Ref][]string{}
+			}
+			usedKeys[ref] = keys
+		}
+	}
+	return referenced, usedKeys
 }
 
 // strategyOf reads the workload's choice of strategy; a mistaken value is
@@ -169,6 +193,17 @@ func (vs *views) rolling(meta map[string]string, policy *annotations.Policy) (st
 		policy.Problems = append(policy.Problems, *problem)
 	}
 	return strategy, period
+}
+
+// precision reads the workload's KeyPrecision annotation; a mistaken value
+// is reported and the default applies.
+func (vs *views) precision(meta map[string]string, policy *annotations.Policy) bool {
+	def := strconv.FormatBool(vs.precise)
+	value, problem := annotations.Choice(meta, annotations.KeyPrecision, []string{"false", "true"}, def)
+	if problem != nil {
+		policy.Problems = append(policy.Problems, *problem)
+	}
+	return value == "true"
 }
 
 // indexValues is the refIndex function of the views' type.

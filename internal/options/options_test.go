@@ -57,6 +57,7 @@ func TestDefaults(t *testing.T) {
 		{"resources-to-ignore secrets", o.IgnoreSecrets, false},
 		{"ignored-workload-types", len(o.IgnoredWorkloads), 0},
 		{"auto-reload-all", o.AutoReloadAll, false},
+		{"key-precision", o.KeyPrecision, false},
 		{"reload-on-create", o.ReloadOnCreate, false},
 		{"reload-on-delete", o.ReloadOnDelete, false},
 		{"enable-csi-integration", o.EnableCSIIntegration, false},

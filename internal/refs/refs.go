@@ -192,3 +192,67 @@ func Uses(spec *corev1.PodSpec, ref Ref) []string {
 	containers("container", spec.Containers)
 	return slices.Compact(out)
 }
+
+// KeysUsed returns the keys of ref the pod spec reads, sorted, and all
+// true when it reads every key: through envFrom, or a volume or projected
+// source without items. A spec that does not use ref at all returns
+// all true: a reload list may name the object, and then all of it counts.
+func KeysUsed(spec *corev1.PodSpec, ref Ref) (keys []string, all bool) {
+	used := false
+	addItems := func(items []corev1.KeyToPath) {
+		used = true
+		if len(items) == 0 {
+			all = true
+		}
+		for _, it := range items {
+			keys = append(keys, it.Key)
+		}
+	}
+	for i := range spec.Volumes {
+		v := &spec.Volumes[i]
+		switch {
+		case v.ConfigMap != nil && ref == (Ref{Kind: ConfigMap, Name: v.ConfigMap.Name}):
+			addItems(v.ConfigMap.Items)
+		case v.Secret != nil && ref == (Ref{Kind: Secret, Name: v.Secret.SecretName}):
+			addItems(v.Secret.Items)
+		case v.Projected != nil:
+			for _, s := range v.Projected.Sources {
+				if s.ConfigMap != nil && ref == (Ref{Kind: ConfigMap, Name: s.ConfigMap.Name}) {
+					addItems(s.ConfigMap.Items)
+				}
+				if s.Secret != nil && ref == (Ref{Kind: Secret, Name: s.Secret.Name}) {
+					addItems(s.Secret.Items)
+				}
+			}
+		}
+	}
+	env := func(env []corev1.EnvVar, envFrom []corev1.EnvFromSource) {
+		for _, e := range env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil && ref == (Ref{Kind: ConfigMap, Name: r.Name}) {
+				used, keys = true, append(keys, r.Key)
+			}
+			if r := e.ValueFrom.SecretKeyRef; r != nil && ref == (Ref{Kind: Secret, Name: r.Name}) {
+				used, keys = true, append(keys, r.Key)
+			}
+		}
+		fromEnv(nil, envFrom, func(k Kind, name string) { all = all || ref == (Ref{Kind: k, Name: name}) })
+	}
+	for i := range spec.InitContainers {
+		env(spec.InitContainers[i].Env, spec.InitContainers[i].EnvFrom)
+	}
+	for i := range spec.Containers {
+		env(spec.Containers[i].Env, spec.Containers[i].EnvFrom)
+	}
+	for i := range spec.EphemeralContainers {
+		c := &spec.EphemeralContainers[i].EphemeralContainerCommon
+		env(c.Env, c.EnvFrom)
+	}
+	if all || !used {
+		return nil, true
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), false
+}

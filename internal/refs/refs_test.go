@@ -251,3 +251,47 @@ func TestUsesSaysWhereThePodSpecUsesTheObject(t *testing.T) {
 		})
 	}
 }
+
+func TestKeysUsedListsTheKeysAPodSpecReads(t *testing.T) {
+	cm := Ref{Kind: ConfigMap, Name: "cfg"}
+	items := func(v corev1.Volume, keys ...string) corev1.Volume {
+		for _, k := range keys {
+			v.ConfigMap.Items = append(v.ConfigMap.Items, corev1.KeyToPath{Key: k, Path: k})
+		}
+		return v
+	}
+	envKey := func(key string) corev1.EnvVar {
+		e := envCM("cfg")
+		e.ValueFrom.ConfigMapKeyRef.Key = key
+		return e
+	}
+	projectedItems := projected(projectedCM("cfg"))
+	projectedItems.Projected.Sources[0].ConfigMap.Items = []corev1.KeyToPath{{Key: "p", Path: "p"}}
+	envFrom := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+		keys []string
+		all  bool
+	}{
+		{"env keys of every container, sorted once", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "i", Env: []corev1.EnvVar{envKey("b")}}},
+			Containers:     []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("a"), envKey("b")}}}}, []string{"a", "b"}, false},
+		{"volume and projected items", corev1.PodSpec{Volumes: []corev1.Volume{items(cmVolume("cfg"), "v"), projectedItems}}, []string{"p", "v"}, false},
+		{"a whole volume reads every key", corev1.PodSpec{Volumes: []corev1.Volume{cmVolume("cfg")},
+			Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("a")}}}}, nil, true},
+		{"envFrom reads every key", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("a")}, EnvFrom: []corev1.EnvFromSource{envFrom}}}}, nil, true},
+		{"a whole projected source reads every key", corev1.PodSpec{Volumes: []corev1.Volume{projected(projectedCM("cfg"))}}, nil, true},
+		{"unused: all of it, for a reload list", corev1.PodSpec{Volumes: []corev1.Volume{items(cmVolume("other"), "a")}}, nil, true},
+		{"a Secret of the same name is another object", corev1.PodSpec{Volumes: []corev1.Volume{secretVolume("cfg")},
+			Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("a")}}}}, []string{"a"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, all := KeysUsed(&tt.spec, cm)
+			if !slices.Equal(keys, tt.keys) || all != tt.all {
+				t.Errorf("KeysUsed = %q, %v; want %q, %v", keys, all, tt.keys, tt.all)
+			}
+		})
+	}
+}

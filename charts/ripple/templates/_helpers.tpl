@@ -199,6 +199,7 @@ reports on workloads (through the events.k8s.io API).
 {{- with $v.pausePeriod }}{{ $args = append $args (printf "--pause-period=%s" .) }}{{ end }}
 {{- with $v.webhookUrl }}{{ $args = append $args (printf "--webhook-url=%s" .) }}{{ end }}
 {{- if $v.dryRun }}{{ $args = append $args "--dry-run" }}{{ end }}
+{{- if $v.keyPrecision }}{{ $args = append $args "--key-precision" }}{{ end }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}
