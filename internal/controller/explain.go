@@ -61,12 +61,15 @@ func (e *Explainer) Object(ctx context.Context, kind refs.Kind, ns, name string)
 	if err != nil {
 		return nil, err
 	}
-	if obj == nil {
-		x.Notes = append(x.Notes, "It does not exist: this is what its creation would do.")
-	}
 	blocked, err := e.scope(ctx, ns, kind, obj)
 	if err != nil {
 		return nil, err
+	}
+	note, blocks := e.missing(obj)
+	if blocks {
+		blocked = append([]string{note}, blocked...)
+	} else if note != "" {
+		x.Notes = append(x.Notes, note)
 	}
 	x.Notes = append(x.Notes, blocked...)
 	ref := refs.Ref{Kind: kind, Name: name}
@@ -81,13 +84,14 @@ func (e *Explainer) Object(ctx context.Context, kind refs.Kind, ns, name string)
 		err := meta.EachListItem(list, func(o runtime.Object) error {
 			w := o.(client.Object)
 			v := vs.compute(w)
-			tmpl, err := e.template(ctx, vs, w, v)
-			if err != nil {
-				return err
-			}
-			d := e.decide(w, v, tmpl, ref, obj)
-			if !d.referenced && d.verdict == annotations.VerdictUntracked {
+			// A CronJob's Job (no view of its own: its CronJob is listed)
+			// and a workload being deleted are never rolled.
+			if v == nil || w.GetDeletionTimestamp() != nil {
 				return nil
+			}
+			d, err := e.decide(ctx, vs, w, v, ref, obj)
+			if err != nil || !d.listed {
+				return err
 			}
 			x.Lines = append(x.Lines, Line{Name: typ.Kind + "/" + w.GetName(), Rolls: d.rolls && len(blocked) == 0, Why: d.why})
 			return nil
@@ -110,14 +114,23 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 	x := &Explanation{Subject: fmt.Sprintf("%s %s/%s", typ.Kind, ns, name), Column: "OBJECT"}
 	vs := e.views(typ)
 	v := vs.compute(w)
+	switch {
+	case v == nil:
+		x.Notes = []string{"Not rolled: its CronJob owns it, and ripple runs the CronJob instead; explain the CronJob."}
+		return x, nil
+	case w.GetDeletionTimestamp() != nil:
+		x.Notes = []string{"Not rolled: it is being deleted."}
+		return x, nil
+	}
 	blocked, err := e.scope(ctx, ns, "", nil)
 	if err != nil {
 		return nil, err
 	}
 	x.Notes = append(append(blocked, workloadNotes(v)...), problemNotes(v.policy.Problems)...)
-	tmpl, err := e.template(ctx, vs, w, v)
-	if err != nil {
-		return nil, err
+	tmpl, unreadable, err := e.template(ctx, vs, w, v)
+	if err != nil || unreadable != "" {
+		x.Notes = append(x.Notes, "Not rolled: "+unreadable+".")
+		return x, err
 	}
 	candidates, err := e.named(ctx, ns, v, tmpl)
 	if err != nil {
@@ -128,62 +141,103 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 		if err != nil {
 			return nil, err
 		}
-		d := e.decide(w, v, tmpl, ref, obj)
+		d, err := e.decide(ctx, vs, w, v, ref, obj)
+		if err != nil {
+			return nil, err
+		}
 		objBlocked, err := e.scope(ctx, ns, ref.Kind, obj)
 		if err != nil {
 			return nil, err
 		}
+		objBlocked = objBlocked[len(blocked):]
+		if note, blocks := e.missing(obj); blocks {
+			objBlocked = append([]string{note}, objBlocked...)
+		} else if note != "" {
+			d.why += "; " + strings.TrimSuffix(note, ".")
+		}
 		why := d.why
-		if obj == nil {
-			why += "; it does not exist"
+		for _, b := range objBlocked {
+			why += "; " + strings.TrimSuffix(b, ".")
 		}
-		for _, b := range objBlocked[len(blocked):] {
-			why += "; " + b
-		}
-		x.Lines = append(x.Lines, Line{Name: ref.String(), Rolls: d.rolls && len(objBlocked) == 0, Why: why})
+		x.Lines = append(x.Lines, Line{Name: ref.String(), Rolls: d.rolls && len(blocked) == 0 && len(objBlocked) == 0, Why: why})
 	}
 	return x, nil
 }
 
 // decision is what ripple decides about one object for one workload.
 type decision struct {
-	rolls, referenced bool
-	verdict           annotations.Verdict
-	why               string
+	// listed says the workload uses the object or its annotations name it.
+	listed, rolls bool
+	why           string
 }
 
-// decide reads what Reconcile's track reads: whether the workload's pod
-// template tmpl uses the object, and Policy.Tracks of the workload's view
-// v on the object's annotations. obj is nil when the object does not exist.
-func (e *Explainer) decide(w client.Object, v *view, tmpl *corev1.PodTemplateSpec, ref refs.Ref, obj client.Object) decision {
+// decide reads what Reconcile reads: whether the workload's pod template
+// uses the object, Policy.Tracks of its view v on the object's
+// annotations, and whether its type would hold the rollout. obj is nil
+// when the object does not exist.
+func (e *Explainer) decide(ctx context.Context, vs *views, w client.Object, v *view, ref refs.Ref, obj client.Object) (decision, error) {
+	kp := v.policy.For(ref.Kind)
+	named := kp.Reload.Match(ref.Name) || kp.Exclude[ref.Name]
+	tmpl, unreadable, err := e.template(ctx, vs, w, v)
+	if err != nil || unreadable != "" {
+		return decision{listed: named, why: "not rolled: " + unreadable}, err
+	}
 	var objAnnotations map[string]string
 	if obj != nil {
 		objAnnotations = obj.GetAnnotations()
 	}
 	uses := refs.Uses(&tmpl.Spec, ref)
-	d := decision{referenced: len(uses) > 0}
-	d.rolls, d.verdict = v.policy.Tracks(ref.Kind, ref.Name, objAnnotations, d.referenced)
-	d.why = fmt.Sprintf("%s: %s", d.verdict, e.Opts.Keys.Why(d.verdict, ref.Kind, w.GetAnnotations(), tmpl.Annotations, e.Opts.AutoReloadAll))
-	if d.referenced {
+	d := decision{listed: named || len(uses) > 0}
+	var verdict annotations.Verdict
+	d.rolls, verdict = v.policy.Tracks(ref.Kind, ref.Name, objAnnotations, len(uses) > 0)
+	d.why = fmt.Sprintf("%s: %s", verdict, e.Opts.Keys.Why(verdict, ref.Kind, w.GetAnnotations(), tmpl.Annotations, e.Opts.AutoReloadAll))
+	if len(uses) > 0 {
 		d.why += "; uses it: " + strings.Join(uses, ", ")
 	}
-	for _, p := range v.policy.ObjectProblems(ref.Kind, ref.Name, objAnnotations, d.referenced) {
+	if keys := v.usedKeys[ref]; d.rolls && v.precise && keys != nil {
+		d.why += "; only keys " + strings.Join(keys, ", ")
+	}
+	for _, p := range v.policy.ObjectProblems(ref.Kind, ref.Name, objAnnotations, len(uses) > 0) {
 		d.why += "; " + p.String()
 	}
-	return d
+	if held := vs.typ.Held; d.rolls && held != nil && held(w, v.strategy) != "" {
+		d.rolls = false
+		d.why += "; recorded, not rolled: " + held(w, v.strategy)
+	}
+	return d, nil
 }
 
 // template returns the pod template the workload's pods are made from: its
-// own, or that of the workload it borrows one from.
-func (e *Explainer) template(ctx context.Context, vs *views, w client.Object, v *view) (*corev1.PodTemplateSpec, error) {
-	if v.templateRef == "" {
-		return vs.typ.Template(w), nil
+// own, or that of the workload it borrows one from. unreadable says why
+// ripple cannot read it, and then waits or skips the workload.
+func (e *Explainer) template(ctx context.Context, vs *views, w client.Object, v *view) (tmpl *corev1.PodTemplateSpec, unreadable string, err error) {
+	switch {
+	case v.unfollowable != "":
+		return nil, "cannot follow its pod template: " + v.unfollowable, nil
+	case v.templateRef == "":
+		return vs.typ.Template(w), "", nil
 	}
 	src := vs.typ.TemplateSource.New()
-	if err := e.Reader.Get(ctx, types.NamespacedName{Namespace: w.GetNamespace(), Name: v.templateRef}, src); err != nil {
-		return nil, fmt.Errorf("reading the %s whose pod template %s uses: %w", vs.typ.TemplateSource.Kind, w.GetName(), err)
+	err = e.Reader.Get(ctx, types.NamespacedName{Namespace: w.GetNamespace(), Name: v.templateRef}, src)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("the %s %s whose pod template it uses does not exist", vs.typ.TemplateSource.Kind, v.templateRef), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading the %s whose pod template %s uses: %w", vs.typ.TemplateSource.Kind, w.GetName(), err)
 	}
-	return vs.typ.TemplateSource.Template(src), nil
+	return vs.typ.TemplateSource.Template(src), "", nil
+}
+
+// missing says what the change of an object that does not exist, its
+// creation, does, and whether that blocks every rollout.
+func (e *Explainer) missing(obj client.Object) (note string, blocks bool) {
+	switch {
+	case obj != nil:
+		return "", false
+	case e.Opts.ReloadOnCreate:
+		return "It does not exist: this is what its creation would do (--reload-on-create).", false
+	}
+	return "Not rolled: it does not exist, and its creation is only recorded without --reload-on-create.", true
 }
 
 // named returns what a workload may track: the objects its pod spec uses,
@@ -235,6 +289,12 @@ func (e *Explainer) scope(ctx context.Context, ns string, kind refs.Kind, obj cl
 	o := e.Opts
 	var out []string
 	switch {
+	case o.DryRun:
+		out = append(out, "Not rolled: under --dry-run ripple records a WouldReload Event instead.")
+	case o.WebhookURL != "":
+		out = append(out, "Not rolled: with --webhook-url ripple posts the change to the webhook instead.")
+	}
+	switch {
 	case len(o.Namespaces) > 0 && !slices.Contains(o.Namespaces, ns):
 		out = append(out, fmt.Sprintf("Not rolled: ripple watches only the namespaces %s (--namespaces).", strings.Join(o.Namespaces, ", ")))
 	case slices.Contains(o.NamespacesToIgnore, ns):
@@ -274,9 +334,6 @@ func workloadNotes(v *view) []string {
 		how += fmt.Sprintf(", then holds further rollouts for %s", v.pausePeriod)
 	}
 	notes := []string{how + "."}
-	if v.unfollowable != "" {
-		notes = append(notes, "Cannot follow its pod template: "+v.unfollowable+".")
-	}
 	return notes
 }
 

@@ -144,10 +144,10 @@ func (t tracked) changedKeys(recorded string, short func(digest.Sum) string) []s
 
 // asRecorded is the entry the object would have now under the keys the
 // recorded entry covers, so that turning precision on or off compares
-// like with like and rolls nothing by itself. comparable is false when
+// like with like and rolls nothing by itself. sameKeys is false when
 // the recorded keys are not those the pod spec reads now: its template
 // changed, so Kubernetes replaces its pods anyway.
-func (t tracked) asRecorded(recorded string, short func(digest.Sum) string) (entry string, comparable bool) {
+func (t tracked) asRecorded(recorded string, short func(digest.Sum) string) (entry string, sameKeys bool) {
 	_, rest, scoped := strings.Cut(recorded, scopeMark)
 	scope, _, _ := strings.Cut(rest, scopeMark)
 	switch {

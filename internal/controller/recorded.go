@@ -93,9 +93,9 @@ func diff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string, m
 	out := map[refs.Ref]change{}
 	for ref, recorded := range rec.objects {
 		cur, ok := now[ref]
-		asRecorded, comparable := cur.asRecorded(recorded, short)
+		asRecorded, sameKeys := cur.asRecorded(recorded, short)
 		switch {
-		case ok && comparable && asRecorded != recorded:
+		case ok && sameKeys && asRecorded != recorded:
 			out[ref] = changedData
 		case !ok && missing[ref] != 0:
 			out[ref] = missing[ref]

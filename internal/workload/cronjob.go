@@ -33,6 +33,12 @@ func init() {
 		func(o *batchv1.CronJob) *corev1.PodTemplateSpec { return &o.Spec.JobTemplate.Spec.Template })
 	t.TemplatePath = []string{"spec", "jobTemplate", "spec", "template"}
 	t.Strategy = &Strategy{Annotation: annotations.CronJobStrategy, Values: []string{CronJobRunJob, CronJobStampTemplate}, Flag: "cronjob-strategy"}
+	t.Held = func(obj client.Object, strategy string) string {
+		if cj, ok := obj.(*batchv1.CronJob); ok && strategy != CronJobStampTemplate && cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+			return "the CronJob is suspended; its next run after it is resumed uses the new config"
+		}
+		return ""
+	}
 	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
 		return rollCronJob(ctx, c, t, obj, ch)
 	}
@@ -50,8 +56,8 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 	if !ok || ch.Strategy == CronJobStampTemplate {
 		return Result{}, t.Stamp(ctx, c, obj, ch)
 	}
-	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
-		return Result{Held: "the CronJob is suspended; its next run after it is resumed uses the new config"}, t.Write(ctx, c, obj, ch.Record, "")
+	if why := t.Held(obj, ch.Strategy); why != "" {
+		return Result{Held: why}, t.Write(ctx, c, obj, ch.Record, "")
 	}
 	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
 		return Result{Wait: forbiddenRetry}, nil

@@ -43,6 +43,12 @@ func init() {
 		}
 		return tmpl
 	}
+	t.Held = func(obj client.Object, _ string) string {
+		if job, ok := obj.(*batchv1.Job); ok && jobCompleted(job) {
+			return "the Job completed, so it is not run again"
+		}
+		return ""
+	}
 	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
 		return rollJob(ctx, c, t, obj, ch)
 	}
@@ -63,8 +69,8 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 	if !ok {
 		return Result{}, fmt.Errorf("%T is not a Job", obj)
 	}
-	if jobCompleted(job) {
-		return Result{Held: "the Job completed, so it is not run again"}, t.Write(ctx, c, obj, ch.Record, "")
+	if why := t.Held(obj, ch.Strategy); why != "" {
+		return Result{Held: why}, t.Write(ctx, c, obj, ch.Record, "")
 	}
 	pending, err := json.Marshal(pendingJob{Stamp: ch.Stamp, Cause: ch.Cause})
 	if err != nil {

@@ -61,6 +61,10 @@ type Type struct {
 	// little memory. Nil caches whole objects: a Job is recreated from its
 	// own, and a CronJob's Jobs are made from its template.
 	Trim func(client.Object)
+	// Held, when set, says why a rollout of the object now would only be
+	// recorded, under the workload's strategy (a completed Job, a suspended
+	// CronJob); "" when it would roll. Roll and ripple explain both ask it.
+	Held func(obj client.Object, strategy string) string
 	// Pause is how the type holds rollouts during a pause period.
 	Pause Pause
 	// OwnerPaused, for a PauseSpec type, reports whether the object's spec

@@ -7,8 +7,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/cli"
@@ -89,7 +91,38 @@ var _ = Describe("ripple explain", Ordered, func() {
 		Expect(explain("configmap", "app-config", "--resources-to-ignore=configMaps")).To(HavePrefix(
 			"ConfigMap shop/app-config\n  Not rolled: --resources-to-ignore ignores ConfigMaps.\n"))
 		Expect(explain("secret", "absent", "--namespaces-to-ignore=shop")).To(Equal(
-			"Secret shop/absent\n  It does not exist: this is what its creation would do.\n  Not rolled: --namespaces-to-ignore lists the namespace.\nNo workload is related to it.\n"))
+			"Secret shop/absent\n  Not rolled: it does not exist, and its creation is only recorded without --reload-on-create.\n  Not rolled: --namespaces-to-ignore lists the namespace.\nNo workload is related to it.\n"))
+	})
+
+	It("says what a CronJob's Job, a suspended CronJob, an ignored object, a missing one and --dry-run do, as the controller does", func() {
+		other := newNamespace(nil)
+		createConfigMap(other, "cfg", map[string]string{"k": "1"})
+		createSecret(other, "creds", map[string]string{"k": "1"}, map[string]string{annotations.Ignore: "true"})
+		cj := createCronJob(other, "nightly", auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) { c.Spec.Suspend = ptr.To(true) })
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "nightly-1", Annotations: auto,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}},
+			Spec: batchv1.JobSpec{Template: jobPod([]podMod{envFromConfigMap("cfg")})}}
+		Expect(k8s.Create(suiteCtx, job)).To(Succeed())
+		createDeployment(other, "web", auto, envFromConfigMap("cfg"), envFromSecret("creds"), envFromConfigMap("later"))
+		createDeployment(other, "bystander", auto, envFromConfigMap("unrelated"))
+
+		out, err := explain("configmap", "cfg", "-n", other)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(SatisfyAll(
+			MatchRegexp(`(?m)^CronJob/nightly +no +auto: .*; recorded, not rolled: the CronJob is suspended`),
+			MatchRegexp(`(?m)^Deployment/web +yes +auto: `),
+			Not(ContainSubstring("Job/nightly-1")), Not(ContainSubstring("bystander"))))
+
+		Expect(explain("secret", "creds", "-n", other)).To(SatisfyAll(
+			MatchRegexp(`(?m)^Deployment/web +no +ignored: `), Not(ContainSubstring("bystander")), Not(ContainSubstring("CronJob"))))
+		Expect(explain("job", "nightly-1", "-n", other)).To(ContainSubstring("Not rolled: its CronJob owns it"))
+		Expect(explain("configmap", "later", "-n", other)).To(SatisfyAll(
+			ContainSubstring("Not rolled: it does not exist"), MatchRegexp(`(?m)^Deployment/web +no `)))
+		Expect(explain("configmap", "later", "-n", other, "--reload-on-create")).To(SatisfyAll(
+			ContainSubstring("It does not exist: this is what its creation would do"), MatchRegexp(`(?m)^Deployment/web +yes `)))
+		Expect(explain("configmap", "cfg", "-n", other, "--dry-run")).To(SatisfyAll(
+			ContainSubstring("Not rolled: under --dry-run"), MatchRegexp(`(?m)^Deployment/web +no `)))
 	})
 
 	It("refuses a kind ripple does not roll, a missing workload and a wrong number of arguments", func() {
