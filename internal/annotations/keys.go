@@ -71,7 +71,10 @@ const (
 	// ReloadStrategy on a workload: "annotations" rolls it by stamping its
 	// pod template with ConfigDigest, "env-vars" by setting Reloader's
 	// STAKATER_<NAME>_<KIND> variable on the container that uses the
-	// changed object. --reload-strategy sets the default.
+	// changed object, "refresh" (with --enable-pod-refresh) stamps its
+	// running pods with Refreshed instead of rolling when the changed
+	// objects reach them only as whole volumes, and rolls by annotations
+	// otherwise. --reload-strategy sets the default.
 	ReloadStrategy = "ripple.dev/reload-strategy"
 	// KeyPrecision on a workload: "true" rolls it only when a key its pod
 	// spec reads changes (env valueFrom, volume or projected items); an
@@ -99,6 +102,11 @@ const (
 	// digest of all the config the workload tracks; changing it is what makes
 	// Kubernetes roll the workload.
 	ConfigDigest = "ripple.dev/config-digest"
+	// Refreshed is written by ripple on each running pod of a workload under
+	// the refresh strategy: the stamp of the config its volumes now hold.
+	// Any change of a pod makes the kubelet sync it, which rewrites its
+	// ConfigMap and Secret volumes at once.
+	Refreshed = "ripple.dev/refreshed"
 	// Recorded sits in a workload's metadata and holds the per-object digests
 	// ripple last saw. Comparing against it makes ripple level-triggered: a
 	// restart or a missed event converges instead of rolling again.

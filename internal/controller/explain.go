@@ -321,7 +321,7 @@ func (e *Explainer) scope(ctx context.Context, ns string, kind refs.Kind, obj cl
 }
 
 func (e *Explainer) views(typ workload.Type) *views {
-	return newViews(typ, e.Opts.Keys, e.Opts.AutoReloadAll, e.Opts.StrategyOf(typ)).withDefaults(e.Opts.ReloadStrategy, e.Opts.PausePeriod, e.Opts.KeyPrecision)
+	return newViews(typ, e.Opts.Keys, e.Opts.AutoReloadAll, e.Opts.StrategyOf(typ)).withDefaults(e.Opts)
 }
 
 // workloadNotes says how the workload rolls, as its view reads it.

@@ -449,6 +449,13 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	if r.Webhook != nil && !r.Opts.DryRun {
 		return r.postInstead(ctx, v, next, names)
 	}
+	if v.reloadStrategy == workload.Refresh {
+		out, fallback, err := r.refresh(ctx, v, next, changed, names)
+		if fallback == "" {
+			return out, err
+		}
+		r.event(v.obj, corev1.EventTypeNormal, ReasonNotRefreshed, "Refresh", "Rolling instead of refreshing in place: %s", fallback)
+	}
 	pause, held, err := r.pauseMark(ctx, v, names)
 	if held || err != nil {
 		return outcome{requeue: v.pausePeriod}, err

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
@@ -84,6 +86,9 @@ type views struct {
 	reloadStrategy string
 	pausePeriod    time.Duration
 	precise        bool
+	// podRefresh is --enable-pod-refresh: without it, a workload that asks
+	// for the refresh strategy is told, and rolls by the default.
+	podRefresh bool
 	cache          *lru.Cache // UID -> *view
 }
 
@@ -93,9 +98,9 @@ func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, stra
 }
 
 // withDefaults returns vs with the defaults of every workload's reload
-// strategy, pause period and key precision.
-func (vs *views) withDefaults(reloadStrategy string, pausePeriod time.Duration, precise bool) *views {
-	vs.reloadStrategy, vs.pausePeriod, vs.precise = reloadStrategy, pausePeriod, precise
+// strategy, pause period and key precision, and --enable-pod-refresh.
+func (vs *views) withDefaults(o *options.Options) *views {
+	vs.reloadStrategy, vs.pausePeriod, vs.precise, vs.podRefresh = o.ReloadStrategy, o.PausePeriod, o.KeyPrecision, o.EnablePodRefresh
 	return vs
 }
 
@@ -180,6 +185,11 @@ func (vs *views) rolling(meta map[string]string, policy *annotations.Policy) (st
 	strategy, problem := annotations.Choice(meta, annotations.ReloadStrategy, workload.ReloadStrategies, vs.reloadStrategy)
 	if problem != nil {
 		policy.Problems = append(policy.Problems, *problem)
+	}
+	if strategy == workload.Refresh && !vs.podRefresh {
+		policy.Problems = append(policy.Problems, annotations.Problem{Annotation: annotations.ReloadStrategy, Value: strategy,
+			Reason: fmt.Sprintf("needs --enable-pod-refresh; %q applies", vs.reloadStrategy)})
+		strategy = vs.reloadStrategy
 	}
 	if vs.typ.Pause == workload.NoPause {
 		if _, asked := meta[vs.keys.PausePeriod]; asked {

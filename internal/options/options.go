@@ -77,6 +77,9 @@ type Options struct {
 	Burst       int
 	Debounce    time.Duration
 	Workers     int
+	// EnablePodRefresh allows the refresh reload strategy, which patches
+	// pods: the chart grants that right only with it.
+	EnablePodRefresh bool
 	// DryRun sends every write to a workload as a server-side dry run and
 	// reports the rollouts it would have made instead.
 	DryRun bool
@@ -184,6 +187,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
+	fs.BoolVar(&o.EnablePodRefresh, "enable-pod-refresh", false, "Allow the refresh reload strategy: stamp a workload's running pods, so the kubelet rewrites their ConfigMap and Secret volumes at once, instead of rolling it, when the changed objects reach them only as whole volumes. Needs the right to list and patch pods.")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Change no workload: send each write as a server-side dry run, and log and record a WouldReload Event for each rollout instead.")
 	compatible(fs)
 	p.bindExtras(fs)
@@ -295,6 +299,9 @@ func (o *Options) validate() []error {
 	}
 	if !slices.Contains(workload.ReloadStrategies, o.ReloadStrategy) {
 		fail("reload-strategy", "%q is not %s", o.ReloadStrategy, strings.Join(workload.ReloadStrategies, " or "))
+	}
+	if o.ReloadStrategy == workload.Refresh && !o.EnablePodRefresh {
+		fail("reload-strategy", "refresh needs --enable-pod-refresh, which needs the right to list and patch pods")
 	}
 	if o.PausePeriod < 0 || o.PausePeriod > annotations.MaxPausePeriod {
 		fail("pause-period", "%s is not between 0 and %s", o.PausePeriod, annotations.MaxPausePeriod)

@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -255,4 +256,43 @@ func KeysUsed(spec *corev1.PodSpec, ref Ref) (keys []string, all bool) {
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys), false
+}
+
+// NotRefreshable says why the kubelet cannot refresh ref in the pods of
+// the spec in place, "" when it can: the pods read it only through volumes
+// that containers mount whole, which the kubelet rewrites when it syncs the
+// pod. Env and envFrom are fixed when a container starts, and a subPath
+// mount is never updated.
+func NotRefreshable(spec *corev1.PodSpec, ref Ref) string {
+	volumes := map[string]bool{}
+	for i := range spec.Volumes {
+		fromVolume(&spec.Volumes[i], func(k Kind, name string) {
+			if (Ref{Kind: k, Name: name}) == ref {
+				volumes[spec.Volumes[i].Name] = true
+			}
+		})
+	}
+	why := ""
+	check := func(role string, c *corev1.Container) {
+		fromEnv(c.Env, c.EnvFrom, func(k Kind, name string) {
+			if why == "" && (Ref{Kind: k, Name: name}) == ref {
+				why = fmt.Sprintf("%s reaches %s %s through its environment", ref, role, c.Name)
+			}
+		})
+		for _, m := range c.VolumeMounts {
+			if why == "" && volumes[m.Name] && (m.SubPath != "" || m.SubPathExpr != "") {
+				why = fmt.Sprintf("%s reaches %s %s through a subPath mount", ref, role, c.Name)
+			}
+		}
+	}
+	for i := range spec.InitContainers {
+		check("init container", &spec.InitContainers[i])
+	}
+	for i := range spec.Containers {
+		check("container", &spec.Containers[i])
+	}
+	if why == "" && ref.Kind == SecretProviderClass {
+		why = fmt.Sprintf("%s is mounted by the secrets store CSI driver, which refreshes on its own rotation", ref)
+	}
+	return why
 }

@@ -3,12 +3,20 @@ package workload
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func init() {
 	t := newType[appsv1.DaemonSet, appsv1.DaemonSetList](appsv1.SchemeGroupVersion, "DaemonSet", "daemonsets",
 		func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template })
 	// A DaemonSet cannot be paused: ripple holds its changes instead.
+	t.Selector = func(o client.Object) *metav1.LabelSelector {
+		if w, ok := o.(*appsv1.DaemonSet); ok {
+			return w.Spec.Selector
+		}
+		return nil
+	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.DaemonSet) {
 		o.Spec = appsv1.DaemonSetSpec{Template: trimTemplate(o.Spec.Template)}

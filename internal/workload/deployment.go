@@ -3,6 +3,7 @@ package workload
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -11,6 +12,12 @@ import (
 var deployments = func() Type {
 	t := newType[appsv1.Deployment, appsv1.DeploymentList](appsv1.SchemeGroupVersion, "Deployment", "deployments",
 		func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template })
+	t.Selector = func(o client.Object) *metav1.LabelSelector {
+		if w, ok := o.(*appsv1.Deployment); ok {
+			return w.Spec.Selector
+		}
+		return nil
+	}
 	t.Pause = PauseSpec
 	t.Trim = trimmer(func(d *appsv1.Deployment) {
 		d.Spec = appsv1.DeploymentSpec{Paused: d.Spec.Paused, Template: trimTemplate(d.Spec.Template)}

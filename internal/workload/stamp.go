@@ -27,10 +27,13 @@ const (
 	// container that uses each changed object, as Reloader's default does,
 	// so that a template Reloader managed is taken over without churn.
 	StampEnvVars = "env-vars"
+	// Refresh stamps the workload's running pods instead of rolling it when
+	// it can (see annotations.Refreshed), and stamps annotations otherwise.
+	Refresh = "refresh"
 )
 
 // ReloadStrategies lists the reload strategies; the first is ripple's default.
-var ReloadStrategies = []string{StampAnnotations, StampEnvVars}
+var ReloadStrategies = []string{StampAnnotations, StampEnvVars, Refresh}
 
 // EnvVar is one variable a rollout sets under StampEnvVars.
 type EnvVar struct {

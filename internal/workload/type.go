@@ -65,6 +65,9 @@ type Type struct {
 	// recorded, under the workload's strategy (a completed Job, a suspended
 	// CronJob); "" when it would roll. Roll and ripple explain both ask it.
 	Held func(obj client.Object, strategy string) string
+	// Selector, when set, reads the label selector of the object's pods,
+	// for the refresh strategy; a type without one always rolls.
+	Selector func(client.Object) *metav1.LabelSelector
 	// Pause is how the type holds rollouts during a pause period.
 	Pause Pause
 	// OwnerPaused, for a PauseSpec type, reports whether the object's spec

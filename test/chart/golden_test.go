@@ -324,6 +324,8 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(opts.PausePeriod.String()).To(Equal("2m0s"))
 		Expect(opts.Keys.PausedAt).To(Equal("example.com/paused-at"))
 		Expect(opts.DryRun).To(BeTrue())
+		Expect(opts.KeyPrecision).To(BeTrue())
+		Expect(opts.EnablePodRefresh).To(BeTrue())
 		collect("--set", "namespaceSelector=", "--set-json", "namespacesToIgnore=[]", "--set", "watchNamespaces={a,b}")
 
 		var missing []string

@@ -172,6 +172,12 @@ reports on workloads (through the events.k8s.io API).
   resources: ["secretproviderclasspodstatuses"]
   verbs: ["get", "list", "watch"]
 {{- end }}
+{{- /* The refresh strategy lists a workload's pods (metadata) and patches an annotation on each. */}}
+{{- if .Values.podRefresh }}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "patch"]
+{{- end }}
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
@@ -200,6 +206,7 @@ reports on workloads (through the events.k8s.io API).
 {{- with $v.webhookUrl }}{{ $args = append $args (printf "--webhook-url=%s" .) }}{{ end }}
 {{- if $v.dryRun }}{{ $args = append $args "--dry-run" }}{{ end }}
 {{- if $v.keyPrecision }}{{ $args = append $args "--key-precision" }}{{ end }}
+{{- if $v.podRefresh }}{{ $args = append $args "--enable-pod-refresh" }}{{ end }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}

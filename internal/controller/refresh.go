@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// Event reasons of the refresh strategy: a change refreshed in place, and
+// one rolled because it could not be.
+const (
+	ReasonRefreshed    = "Refreshed"
+	ReasonNotRefreshed = "NotRefreshed"
+)
+
+// refresh applies a change to a workload under the refresh strategy: when
+// every changed object reaches its pods only through volumes mounted
+// whole, it stamps each running pod instead of rolling, which makes the
+// kubelet sync the pod and rewrite those volumes at once. fallback says
+// why it cannot, and then the caller rolls.
+func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed []refs.Ref, names string) (out outcome, fallback string, err error) {
+	if r.Type.Selector == nil {
+		return outcome{}, "a " + r.Type.Kind + " has no pods of its own to refresh", nil
+	}
+	for _, ref := range changed {
+		if why := refs.NotRefreshable(&v.tmpl.Spec, ref); why != "" {
+			return outcome{}, why, nil
+		}
+	}
+	pods, err := r.podsOf(ctx, v.obj)
+	if err != nil {
+		return outcome{}, "", err
+	}
+	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotations.Refreshed: st.encode()}}})
+	if err != nil {
+		return outcome{}, "", fmt.Errorf("encoding the pod patch: %w", err)
+	}
+	for i := range pods {
+		pods[i].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+		if err := r.Patch(ctx, &pods[i], client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			return outcome{}, "", fmt.Errorf("stamping pod %s: %w", pods[i].Name, err)
+		}
+	}
+	if err := r.record(ctx, v.obj, next); err != nil {
+		return outcome{}, "", err
+	}
+	log := logf.FromContext(ctx)
+	if r.Opts.DryRun {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonWouldReload, "Refresh", "Would refresh %d pods in place because %s changed; --dry-run changed nothing", len(pods), names)
+		log.Info("Would refresh pods in place", "changed", names, "pods", len(pods))
+		return outcome{}, "", nil
+	}
+	r.countReload(v.obj, "success")
+	r.notify(ctx, v.obj, names)
+	r.event(v.obj, corev1.EventTypeNormal, ReasonRefreshed, "Refresh", "Refreshed %d pods in place because %s changed", len(pods), names)
+	log.Info("Refreshed pods in place", "changed", names, "pods", len(pods))
+	return outcome{rolled: true}, "", nil
+}
+
+// podsOf lists the metadata of the workload's pods that are not being
+// deleted, by its selector read from the API server: the cache keeps no
+// selectors.
+func (r *Reconciler) podsOf(ctx context.Context, obj client.Object) ([]metav1.PartialObjectMetadata, error) {
+	live := r.Type.New()
+	if err := r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return nil, fmt.Errorf("reading the selector: %w", err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(r.Type.Selector(live))
+	if err != nil {
+		return nil, fmt.Errorf("reading the selector: %w", err)
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.digests.reader.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	out := list.Items[:0]
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,130 @@
+package integration
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// mountConfigMap mounts the ConfigMap's volume (volumeConfigMap) in the
+// first container, whole or, with a subPath, one file of it.
+func mountConfigMap(name, subPath string) podMod {
+	return func(s *corev1.PodSpec) {
+		s.Containers[0].VolumeMounts = append(s.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: "cm-" + name, MountPath: "/etc/" + name, SubPath: subPath})
+	}
+}
+
+// createPod creates a pod labelled as the workload app's pods are. No
+// scheduler runs, so it stays Pending, which is all ripple reads of it.
+func createPod(ns, name, app string) *corev1.Pod {
+	GinkgoHelper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": app}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
+	Expect(k8s.Create(suiteCtx, p)).To(Succeed())
+	return p
+}
+
+// refreshedStamp reads the stamp ripple wrote on a pod.
+func refreshedStamp(p *corev1.Pod) func() string {
+	return func() string {
+		GinkgoHelper()
+		Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+		return p.Annotations[annotations.Refreshed]
+	}
+}
+
+var refreshStrategy = map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "refresh"}
+
+var _ = Describe("The refresh strategy", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	It("stamps the running pods of a workload that reads the changed object only as a whole volume, and does not roll it", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		mine := []*corev1.Pod{createPod(ns, "dep-1", "dep"), createPod(ns, "dep-2", "dep")}
+		other := createPod(ns, "other-1", "other")
+		startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		for _, p := range mine {
+			Eventually(refreshedStamp(p), 10*time.Second).ShouldNot(BeEmpty(), "%s is stamped", p.Name)
+		}
+		first := refreshedStamp(mine[0])()
+		Expect(refreshedStamp(mine[1])()).To(Equal(first))
+		Expect(refreshedStamp(other)()).To(BeEmpty(), "a pod of another workload is not touched")
+		expectNoRollout(dep, before)
+		Expect(stateOf(dep).Recorded).NotTo(Equal(before.Recorded), "the change is recorded")
+		Expect(eventsFor(dep)()).To(ContainElement("Refreshed: Refreshed 2 pods in place because ConfigMap/cfg changed"))
+
+		setData(cm, "k", "3")
+
+		Eventually(refreshedStamp(mine[0]), 10*time.Second).ShouldNot(Equal(first), "the next change stamps them again")
+		expectNoRollout(dep, before)
+	})
+
+	DescribeTable("rolls instead, and says why, when the change reaches the pods another way",
+		func(mods []podMod, why string) {
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", refreshStrategy, mods...)
+			pod := createPod(ns, "dep-1", "dep")
+			startRipple("--enable-pod-refresh")
+			before := recorded(dep)
+
+			setData(cm, "k", "2")
+
+			expectRolledOnce(dep, before)
+			Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: " + why))
+			Expect(refreshedStamp(pod)()).To(BeEmpty())
+		},
+		Entry("through envFrom", []podMod{volumeConfigMap("cfg"), mountConfigMap("cfg", ""), envFromConfigMap("cfg")},
+			"ConfigMap/cfg reaches container app through its environment"),
+		Entry("through a subPath mount", []podMod{volumeConfigMap("cfg"), mountConfigMap("cfg", "k")},
+			"ConfigMap/cfg reaches container app through a subPath mount"),
+	)
+
+	It("reports the strategy without --enable-pod-refresh and rolls", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		startRipple()
+		before := recorded(dep)
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement(ContainSubstring(
+			`annotation ripple.dev/reload-strategy: "refresh" needs --enable-pod-refresh; "annotations" applies`)))
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(refreshedStamp(pod)()).To(BeEmpty())
+	})
+
+	It("refuses --reload-strategy=refresh without --enable-pod-refresh", func() {
+		Expect(startRippleErr("--reload-strategy=refresh")).To(MatchError(ContainSubstring("refresh needs --enable-pod-refresh")))
+	})
+
+	It("stamps no pod and records nothing under --dry-run", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		first := startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+		first.stop()
+		startRipple("--enable-pod-refresh", "--dry-run")
+
+		setData(cm, "k", "2")
+
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement("WouldReload: Would refresh 1 pods in place because ConfigMap/cfg changed; --dry-run changed nothing"))
+		Expect(refreshedStamp(pod)()).To(BeEmpty())
+		Expect(stateOf(dep).Recorded).To(Equal(before.Recorded))
+		expectNoRollout(dep, before)
+	})
+})
