@@ -89,7 +89,7 @@ type views struct {
 	// podRefresh is --enable-pod-refresh: without it, a workload that asks
 	// for the refresh strategy is told, and rolls by the default.
 	podRefresh bool
-	cache          *lru.Cache // UID -> *view
+	cache      *lru.Cache // UID -> *view
 }
 
 func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, strategy string) *views {
