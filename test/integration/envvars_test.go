@@ -157,7 +157,7 @@ var _ = Describe("The env-vars reload strategy", func() {
 		mistaken := createDeployment(ns, "mistaken", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "envvars"}, envFromConfigMap("cfg"))
 		startRipple()
 		envBefore, plainBefore, mistakenBefore := recorded(envByAnnotation), recorded(plain), recorded(mistaken)
-		Eventually(eventsFor(mistaken), 10*time.Second).Should(ContainElement(ContainSubstring(`InvalidAnnotation: annotation ripple.dev/reload-strategy: "envvars" is not one of annotations, env-vars; "annotations" applies`)))
+		Eventually(eventsFor(mistaken), 10*time.Second).Should(ContainElement(ContainSubstring(`InvalidAnnotation: annotation ripple.dev/reload-strategy: "envvars" is not one of annotations, env-vars, refresh; "annotations" applies`)))
 
 		setData(cm, "k", "2")
 
