@@ -82,6 +82,10 @@ const (
 	// in a reload list counts every key. "false" rolls on any key, as
 	// Reloader does. --key-precision sets the default.
 	KeyPrecision = "ripple.dev/key-precision"
+	// MinRolloutInterval on a workload: a Go duration; a change within it
+	// of the workload's last rollout waits for its end, and the changes
+	// made meanwhile roll once. --min-rollout-interval sets the default.
+	MinRolloutInterval = "ripple.dev/min-rollout-interval"
 	// CronJobStrategy on a CronJob: "job" (the default) creates a Job from
 	// its jobTemplate when its config changes, as Reloader does; "template"
 	// only stamps the jobTemplate, so the next scheduled run picks the

@@ -53,17 +53,25 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 // other config than what the workload tracks now. Under the env-vars
 // strategy the stamp is the newest of the variables ripple set, if any.
 func (r *Reconciler) podsRunOtherConfig(v state) bool {
+	st, ok := templateStamp(v)
+	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
+		return false
+	}
+	keyed, ok := r.Keyed.Lookup(st.keyID)
+	return ok && workloadDigest(keyed, v.current) != st.digest
+}
+
+// templateStamp reads the stamp of the workload's last rollout from its pod
+// template: the annotation, or under the env-vars strategy the newest of
+// the variables ripple set, if any.
+func templateStamp(v state) (stamp, bool) {
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if v.reloadStrategy == workload.StampEnvVars {
 		if env, found := envStamp(v); found {
 			st, ok = env, true
 		}
 	}
-	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
-		return false
-	}
-	keyed, ok := r.Keyed.Lookup(st.keyID)
-	return ok && workloadDigest(keyed, v.current) != st.digest
+	return st, ok
 }
 
 func sortedRefs(current map[refs.Ref]tracked) []refs.Ref {

@@ -25,6 +25,7 @@ const (
 	skipHeld          = "held"
 	skipTemplateRef   = "template-ref-unsupported"
 	skipWebhook       = "webhook-sent"
+	skipMinInterval   = "min-rollout-interval"
 )
 
 var (
@@ -47,6 +48,14 @@ var (
 		Name: "ripple_key_changes_total",
 		Help: "Keys whose change rolled a workload under key precision, by the object's kind and the key.",
 	}, []string{"kind", "key"})
+	rolloutsInProgress = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ripple_rollouts_in_progress",
+		Help: "Paced rollouts started and not available yet (--max-rollouts-in-progress).",
+	})
+	rolloutsQueued = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ripple_rollouts_queued",
+		Help: "Workloads waiting for a slot of their change's wave to roll (--max-rollouts-in-progress).",
+	})
 	skipsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ripple_skips_total",
 		Help: "Reconciles that did not roll the workload, by reason.",
@@ -70,7 +79,7 @@ func init() {
 	reloaderExecuted.WithLabelValues("false")
 	// The per-namespace vector has no series until it counts, so without
 	// METRICS_COUNT_BY_NAMESPACE it is absent from /metrics.
-	metrics.Registry.MustRegister(keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
+	metrics.Registry.MustRegister(rolloutsInProgress, rolloutsQueued, keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
 }
 
 // countReload counts one rollout's result, "success" or "error", under

@@ -61,6 +61,9 @@ type Reconciler struct {
 	// statuses reads the cached SecretProviderClassPodStatuses; nil unless
 	// they are watched (csi.go).
 	statuses client.Reader
+	// pacer holds rollouts back per wave; nil without
+	// --max-rollouts-in-progress (pace.go).
+	pacer *pacer
 	// Alerts hears of each rollout, and Webhook replaces rollouts; both are
 	// nil unless configured (notify.go).
 	Alerts  Notifier
@@ -311,6 +314,9 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 		skipsTotal.WithLabelValues(skipUnchanged).Inc()
 		return outcome{}, nil
 	}
+	if r.pacer != nil {
+		r.pacer.forget(client.ObjectKeyFromObject(v.obj))
+	}
 	skipsTotal.WithLabelValues(reason).Inc()
 	log.V(1).Info("Recording a change that does not roll", "reason", reason)
 	return outcome{}, r.record(ctx, v.obj, next)
@@ -460,6 +466,15 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	if held || err != nil {
 		return outcome{requeue: v.pausePeriod}, err
 	}
+	if left := r.minIntervalLeft(v); left > 0 {
+		skipsTotal.WithLabelValues(skipMinInterval).Inc()
+		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Held: its last rollout was less than %s ago; the changes made until then roll together", v.minInterval)
+		return outcome{requeue: left}, nil
+	}
+	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
+	if !r.pace(ctx, v.obj, wave) {
+		return outcome{requeue: paceRetry}, nil
+	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,
 		Strategy: v.strategy, Now: r.now(), Pause: pause}
@@ -467,6 +482,9 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		ch.Env = r.envVars(v, changed, st)
 	}
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
+	if r.pacer != nil && (err != nil || res.Wait > 0 || res.Held != "") {
+		r.pacer.release(v.obj, wave)
+	}
 	if err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			r.countReload(v.obj, "error")

@@ -51,6 +51,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err != nil {
 		return err
 	}
+	var paced *pacer
+	if opts.MaxRolloutsInProgress > 0 {
+		paced = newPacer(opts.MaxRolloutsInProgress, opts.RolloutTimeout, mgr.GetClient())
+	}
 	for _, typ := range opts.Workloads() {
 		served, err := apiServed(mgr, typ)
 		if err != nil {
@@ -61,7 +65,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		}
 		r := &Reconciler{Client: workloadClient(mgr.GetClient(), opts.DryRun), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)).withDefaults(opts), seen: newTriggers(), digests: sums,
-			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook}
+			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
 		}

@@ -42,6 +42,8 @@ type view struct {
 	reloadStrategy string
 	// pausePeriod is how long a change pauses the workload; 0 for none.
 	pausePeriod time.Duration
+	// minInterval is the least time between two of its rollouts.
+	minInterval time.Duration
 	// precise says the workload rolls only when a key it reads changes;
 	// usedKeys holds, for each object its pod spec reads only some keys
 	// of, those keys (refs.KeysUsed), whatever precise says, so that a
@@ -88,8 +90,9 @@ type views struct {
 	precise        bool
 	// podRefresh is --enable-pod-refresh: without it, a workload that asks
 	// for the refresh strategy is told, and rolls by the default.
-	podRefresh bool
-	cache      *lru.Cache // UID -> *view
+	podRefresh  bool
+	minInterval time.Duration
+	cache       *lru.Cache // UID -> *view
 }
 
 func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, strategy string) *views {
@@ -101,6 +104,7 @@ func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, stra
 // strategy, pause period and key precision, and --enable-pod-refresh.
 func (vs *views) withDefaults(o *options.Options) *views {
 	vs.reloadStrategy, vs.pausePeriod, vs.precise, vs.podRefresh = o.ReloadStrategy, o.PausePeriod, o.KeyPrecision, o.EnablePodRefresh
+	vs.minInterval = o.MinRolloutInterval
 	return vs
 }
 
@@ -139,6 +143,10 @@ func (vs *views) compute(obj client.Object) *view {
 	v.strategy = vs.strategyOf(obj, &v.policy)
 	v.reloadStrategy, v.pausePeriod = vs.rolling(obj.GetAnnotations(), &v.policy)
 	v.precise = vs.precision(obj.GetAnnotations(), &v.policy)
+	var problem *annotations.Problem
+	if v.minInterval, problem = annotations.Pause(obj.GetAnnotations(), annotations.MinRolloutInterval, vs.minInterval); problem != nil {
+		v.policy.Problems = append(v.policy.Problems, *problem)
+	}
 	v.pausedAt, v.paused, v.pauseErr = annotations.PausedSince(obj.GetAnnotations(), vs.keys.PausedAt)
 	var raw string
 	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]

@@ -77,6 +77,15 @@ type Options struct {
 	Burst       int
 	Debounce    time.Duration
 	Workers     int
+	// MaxRolloutsInProgress caps, for each change, the rollouts it started
+	// that are not available yet; 0 starts them all at once.
+	MaxRolloutsInProgress int
+	// RolloutTimeout is how long a paced rollout may take to become
+	// available before the next of its change starts anyway.
+	RolloutTimeout time.Duration
+	// MinRolloutInterval is the default of the MinRolloutInterval
+	// annotation; 0 for none.
+	MinRolloutInterval time.Duration
 	// EnablePodRefresh allows the refresh reload strategy, which patches
 	// pods: the chart grants that right only with it.
 	EnablePodRefresh bool
@@ -187,6 +196,9 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
 	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
+	fs.IntVar(&o.MaxRolloutsInProgress, "max-rollouts-in-progress", 0, "For each change of a ConfigMap or Secret, start at most this many rollouts at once, and the next only as earlier ones become available or reach --rollout-timeout. Rollouts for other changes are never held up. 0 starts them all at once, as Reloader does.")
+	fs.DurationVar(&o.RolloutTimeout, "rollout-timeout", 5*time.Minute, "How long a paced rollout may take to become available before the next of its change starts anyway, with a RolloutTimedOut Event.")
+	fs.DurationVar(&o.MinRolloutInterval, "min-rollout-interval", 0, "The least time between two rollouts of a workload: a change within it waits, and the changes made meanwhile roll once. The annotation "+annotations.MinRolloutInterval+" on one overrides it.")
 	fs.BoolVar(&o.EnablePodRefresh, "enable-pod-refresh", false, "Allow the refresh reload strategy: stamp a workload's running pods, so the kubelet rewrites their ConfigMap and Secret volumes at once, instead of rolling it, when the changed objects reach them only as whole volumes. Needs the right to list and patch pods.")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Change no workload: send each write as a server-side dry run, and log and record a WouldReload Event for each rollout instead.")
 	compatible(fs)
@@ -299,6 +311,15 @@ func (o *Options) validate() []error {
 	}
 	if !slices.Contains(workload.ReloadStrategies, o.ReloadStrategy) {
 		fail("reload-strategy", "%q is not %s", o.ReloadStrategy, strings.Join(workload.ReloadStrategies, " or "))
+	}
+	if o.MaxRolloutsInProgress < 0 {
+		fail("max-rollouts-in-progress", "%d is negative", o.MaxRolloutsInProgress)
+	}
+	if o.RolloutTimeout <= 0 {
+		fail("rollout-timeout", "%s is not positive", o.RolloutTimeout)
+	}
+	if o.MinRolloutInterval < 0 || o.MinRolloutInterval > annotations.MaxPausePeriod {
+		fail("min-rollout-interval", "%s is not between 0 and %s", o.MinRolloutInterval, annotations.MaxPausePeriod)
 	}
 	if o.ReloadStrategy == workload.Refresh && !o.EnablePodRefresh {
 		fail("reload-strategy", "refresh needs --enable-pod-refresh, which needs the right to list and patch pods")

@@ -17,10 +17,20 @@ func init() {
 		}
 		return nil
 	}
+	t.Available = func(o client.Object) bool {
+		d, ok := o.(*appsv1.DaemonSet)
+		if !ok {
+			return true
+		}
+		st := d.Status
+		return st.ObservedGeneration >= d.Generation && st.UpdatedNumberScheduled == st.DesiredNumberScheduled &&
+			st.NumberAvailable == st.DesiredNumberScheduled
+	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.DaemonSet) {
 		o.Spec = appsv1.DaemonSetSpec{Template: trimTemplate(o.Spec.Template)}
-		o.Status = appsv1.DaemonSetStatus{}
+		o.Status = appsv1.DaemonSetStatus{ObservedGeneration: o.Status.ObservedGeneration, DesiredNumberScheduled: o.Status.DesiredNumberScheduled,
+			UpdatedNumberScheduled: o.Status.UpdatedNumberScheduled, NumberAvailable: o.Status.NumberAvailable}
 	})
 	register(t)
 }

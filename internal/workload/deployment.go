@@ -20,9 +20,19 @@ var deployments = func() Type {
 	}
 	t.Pause = PauseSpec
 	t.Trim = trimmer(func(d *appsv1.Deployment) {
-		d.Spec = appsv1.DeploymentSpec{Paused: d.Spec.Paused, Template: trimTemplate(d.Spec.Template)}
-		d.Status = appsv1.DeploymentStatus{}
+		d.Spec = appsv1.DeploymentSpec{Paused: d.Spec.Paused, Replicas: d.Spec.Replicas, Template: trimTemplate(d.Spec.Template)}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
+			UpdatedReplicas: d.Status.UpdatedReplicas, AvailableReplicas: d.Status.AvailableReplicas}
 	})
+	t.Available = func(o client.Object) bool {
+		d, ok := o.(*appsv1.Deployment)
+		if !ok {
+			return true
+		}
+		want := replicas(d.Spec.Replicas)
+		s := d.Status
+		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.AvailableReplicas == want && s.Replicas == want
+	}
 	t.OwnerPaused = func(o client.Object) bool {
 		d, ok := o.(*appsv1.Deployment)
 		return ok && d.Spec.Paused

@@ -17,10 +17,21 @@ func init() {
 		}
 		return nil
 	}
+	t.Available = func(o client.Object) bool {
+		s, ok := o.(*appsv1.StatefulSet)
+		if !ok {
+			return true
+		}
+		want := replicas(s.Spec.Replicas)
+		st := s.Status
+		return st.ObservedGeneration >= s.Generation && st.UpdatedReplicas == want && st.AvailableReplicas == want &&
+			st.CurrentRevision == st.UpdateRevision
+	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.StatefulSet) {
-		o.Spec = appsv1.StatefulSetSpec{Template: trimTemplate(o.Spec.Template)}
-		o.Status = appsv1.StatefulSetStatus{}
+		o.Spec = appsv1.StatefulSetSpec{Replicas: o.Spec.Replicas, Template: trimTemplate(o.Spec.Template)}
+		o.Status = appsv1.StatefulSetStatus{ObservedGeneration: o.Status.ObservedGeneration, UpdatedReplicas: o.Status.UpdatedReplicas,
+			AvailableReplicas: o.Status.AvailableReplicas, CurrentRevision: o.Status.CurrentRevision, UpdateRevision: o.Status.UpdateRevision}
 	})
 	register(t)
 }

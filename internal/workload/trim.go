@@ -70,3 +70,11 @@ func trimEphemeral(cs []corev1.EphemeralContainer) []corev1.EphemeralContainer {
 	}
 	return out
 }
+
+// replicas is a workload's spec.replicas, which defaults to 1.
+func replicas(n *int32) int32 {
+	if n == nil {
+		return 1
+	}
+	return *n
+}

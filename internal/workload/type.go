@@ -68,6 +68,11 @@ type Type struct {
 	// Selector, when set, reads the label selector of the object's pods,
 	// for the refresh strategy; a type without one always rolls.
 	Selector func(client.Object) *metav1.LabelSelector
+	// Available, when set, reports whether the object's last rollout is
+	// done: its controller saw the current generation and every replica is
+	// updated and available. Paced rollouts (--max-rollouts-in-progress)
+	// wait for it; a type without it never holds a wave up.
+	Available func(client.Object) bool
 	// Pause is how the type holds rollouts during a pause period.
 	Pause Pause
 	// OwnerPaused, for a PauseSpec type, reports whether the object's spec

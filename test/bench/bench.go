@@ -30,7 +30,7 @@ import (
 type Config struct {
 	// RippleBin is the built ripple binary.
 	RippleBin string
-	// Scenarios to run, from "abcdefg"; e implies b, f implies b.
+	// Scenarios to run, from "abcdefgp"; e implies b, f implies b.
 	Scenarios string
 	// Edits per latency phase, at least 30 for the report; FanoutEdits for (d).
 	Edits, FanoutEdits int
@@ -132,6 +132,11 @@ func (b *Bench) run(ctx context.Context) error {
 	if has(s, 'd') {
 		if err := b.fanout(ctx); err != nil {
 			return fmt.Errorf("scenario d: %w", err)
+		}
+	}
+	if has(s, 'p') {
+		if err := b.pacing(ctx); err != nil {
+			return fmt.Errorf("scenario p: %w", err)
 		}
 	}
 	if has(s, 'c') {

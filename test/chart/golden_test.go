@@ -326,6 +326,9 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		Expect(opts.DryRun).To(BeTrue())
 		Expect(opts.KeyPrecision).To(BeTrue())
 		Expect(opts.EnablePodRefresh).To(BeTrue())
+		Expect(opts.MaxRolloutsInProgress).To(Equal(10))
+		Expect(opts.RolloutTimeout.String()).To(Equal("1m30s"))
+		Expect(opts.MinRolloutInterval.String()).To(Equal("30s"))
 		collect("--set", "namespaceSelector=", "--set-json", "namespacesToIgnore=[]", "--set", "watchNamespaces={a,b}")
 
 		var missing []string

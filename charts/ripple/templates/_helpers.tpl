@@ -207,6 +207,11 @@ reports on workloads (through the events.k8s.io API).
 {{- if $v.dryRun }}{{ $args = append $args "--dry-run" }}{{ end }}
 {{- if $v.keyPrecision }}{{ $args = append $args "--key-precision" }}{{ end }}
 {{- if $v.podRefresh }}{{ $args = append $args "--enable-pod-refresh" }}{{ end }}
+{{- with $v.pacing }}
+{{- if .maxRolloutsInProgress }}{{ $args = append $args (printf "--max-rollouts-in-progress=%d" (int .maxRolloutsInProgress)) }}{{ end }}
+{{- if ne .rolloutTimeout "5m" }}{{ $args = append $args (printf "--rollout-timeout=%s" .rolloutTimeout) }}{{ end }}
+{{- with .minRolloutInterval }}{{ $args = append $args (printf "--min-rollout-interval=%s" .) }}{{ end }}
+{{- end }}
 {{- $a := $v.annotations }}
 {{- with $a.auto }}{{ $args = append $args (printf "--auto-annotation=%s" .) }}{{ end }}
 {{- with $a.configmapAuto }}{{ $args = append $args (printf "--configmap-auto-annotation=%s" .) }}{{ end }}

@@ -20,7 +20,7 @@ import (
 
 func main() {
 	ripple := flag.String("ripple", "bin/ripple", "the built ripple binary (make build)")
-	scenarios := flag.String("scenarios", "abcdefg", "scenarios to run: a, b (with e and f), c, d, g (W=20,000)")
+	scenarios := flag.String("scenarios", "abcdefgp", "scenarios to run: a, b (with e and f), c, d, g (W=20,000), p (paced fan-out)")
 	edits := flag.Int("edits", 30, "ConfigMap edits per latency phase")
 	fanoutEdits := flag.Int("fanout-edits", 10, "edits of the one ConfigMap in scenario d")
 	out := flag.String("out", "", "also write the report as Markdown to this file")

@@ -1,0 +1,139 @@
+package integration
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// markAvailable writes the status the Deployment controller writes when a
+// rollout is done; no controller manager runs in these specs.
+func markAvailable(d *appsv1.Deployment) {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+}
+
+// wave creates n Deployments that read the ConfigMap.
+func wave(ns, configMap string, n int) []*appsv1.Deployment {
+	GinkgoHelper()
+	deps := make([]*appsv1.Deployment, n)
+	for i := range deps {
+		deps[i] = createDeployment(ns, fmt.Sprintf("%s-%d", configMap, i), auto, envFromConfigMap(configMap))
+	}
+	return deps
+}
+
+// rolledOf lists which of the Deployments rolled since their states.
+func rolledOf(deps []*appsv1.Deployment, before []state) func() []*appsv1.Deployment {
+	return func() []*appsv1.Deployment {
+		var out []*appsv1.Deployment
+		for i, b := range before {
+			if b.Rollouts() > 0 {
+				out = append(out, deps[i])
+			}
+		}
+		return out
+	}
+}
+
+func recordAll(deps []*appsv1.Deployment) []state {
+	GinkgoHelper()
+	out := make([]state, len(deps))
+	for i, d := range deps {
+		out[i] = recorded(d)
+	}
+	return out
+}
+
+var _ = Describe("Paced rollouts", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	It("starts at most --max-rollouts-in-progress rollouts of one change, and the next as earlier ones become available", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := wave(ns, "cfg", 5)
+		addr := freeAddress()
+		startRipple("--max-rollouts-in-progress=2", "--metrics-bind-address="+addr)
+		before := recordAll(deps)
+
+		setData(cm, "k", "2")
+
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(2), "no third while two are in progress")
+		Eventually(metric(addr, "ripple_rollouts_in_progress"), 5*time.Second).Should(Equal(2.0))
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
+
+		for _, d := range rolled() {
+			markAvailable(d)
+		}
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(4))
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(4))
+
+		for _, d := range rolled() {
+			markAvailable(d)
+		}
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(5))
+		for i, d := range deps {
+			Consistently(before[i].Rollouts, quiet/4).Should(Equal(1), "%s rolls once", d.Name)
+		}
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(BeZero())
+	})
+
+	It("moves on after --rollout-timeout and says so on the rollout that did not become available", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := wave(ns, "cfg", 2)
+		startRipple("--max-rollouts-in-progress=1", "--rollout-timeout=2s")
+		before := recordAll(deps)
+
+		setData(cm, "k", "2")
+
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		first := rolled()[0]
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2), "the second starts once the first times out")
+		Eventually(eventsFor(first), 5*time.Second).Should(ContainElement(HavePrefix("RolloutTimedOut: Not available 2s after its rollout")))
+	})
+
+	It("never holds up a rollout of another change", func() {
+		a := createConfigMap(ns, "a", map[string]string{"k": "1"})
+		b := createConfigMap(ns, "b", map[string]string{"k": "1"})
+		waveA := wave(ns, "a", 3)
+		waveB := wave(ns, "b", 1)
+		startRipple("--max-rollouts-in-progress=1")
+		beforeA, beforeB := recordAll(waveA), recordAll(waveB)
+
+		setData(a, "k", "2")
+		Eventually(func() int { return len(rolledOf(waveA, beforeA)()) }, 10*time.Second).Should(Equal(1))
+		setData(b, "k", "2")
+
+		Eventually(beforeB[0].Rollouts, 10*time.Second).Should(Equal(1), "b's change rolls while a's wave waits")
+		Expect(rolledOf(waveA, beforeA)()).To(HaveLen(1))
+	})
+
+	It("rolls a workload at most once per its minimum interval, with every change made meanwhile", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.MinRolloutInterval: "4s"}, envFromConfigMap("cfg"))
+		startRipple()
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(1), "the first change rolls at once")
+
+		setData(cm, "k", "3")
+		setData(cm, "k", "4")
+
+		Consistently(before.Rollouts, 2*time.Second).Should(Equal(1), "held within the interval")
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(2), "one rollout for both changes when it is over")
+		Consistently(before.Rollouts, quiet).Should(Equal(2))
+		Expect(eventsFor(dep)()).To(ContainElement(HavePrefix("ReloadSkipped: Held: its last rollout was less than 4s ago")))
+		Expect(stateOf(dep).Recorded).To(ContainSubstring("ConfigMap/cfg="))
+	})
+})
