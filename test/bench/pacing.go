@@ -55,7 +55,7 @@ func (b *Bench) pacing(ctx context.Context) error {
 	most := ctl.maxInProgress()
 	b.report.add(Row{Scenario: scen, Measure: "most rollouts in progress at once", Ripple: fmt.Sprint(most), Target: "at most 10", Pass: pass(most <= 10)})
 	// Ten waves of 200 ms is the least a cap of 10 allows.
-	b.report.add(Row{Scenario: scen, Measure: "edit to all 100 available", Ripple: ms(total), Floor: ms(10 * rolloutTime) + " (10 waves)"})
+	b.report.add(Row{Scenario: scen, Measure: "edit to all 100 available", Ripple: ms(total), Floor: ms(10*rolloutTime) + " (10 waves)"})
 	b.cfg.Logf("pacing: at most %d in progress, all available after %s", most, ms(total))
 	return b.teardown(ctx, e)
 }
