@@ -196,6 +196,24 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 		}
 	})
 
+	It("lets ripple list and patch pods only with podRefresh, which enables the flag", func() {
+		_, objs := render("default", "--set", "podRefresh=true")
+		for _, verb := range []string{"list", "patch"} {
+			ok, names := grants(objs.rules()["ClusterRole ripple"], "", "pods", verb)
+			Expect(ok).To(BeTrue(), verb)
+			Expect(names).To(BeNil())
+		}
+		opts, _ := parseArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0].Args)
+		Expect(opts.EnablePodRefresh).To(BeTrue())
+		_, objs = render("default")
+		for who, rules := range objs.rules() {
+			for _, verb := range []string{"get", "list", "patch"} {
+				ok, _ := grants(rules, "", "pods", verb)
+				Expect(ok).To(BeFalse(), "%s may %s pods", who, verb)
+			}
+		}
+	})
+
 	It("drops the rights of ignored workload kinds and ConfigMaps", func() {
 		_, objs := render("default", "--set", "ignoredWorkloadTypes={daemonsets,jobs}", "--set", "resourcesToIgnore=configMaps")
 		rules := objs.rules()["ClusterRole ripple"]
