@@ -89,9 +89,13 @@ func (e *Explainer) Object(ctx context.Context, kind refs.Kind, ns, name string)
 			if v == nil || w.GetDeletionTimestamp() != nil {
 				return nil
 			}
-			d, err := e.decide(ctx, vs, w, v, ref, obj)
-			if err != nil || !d.listed {
+			s, err := e.subjectOf(ctx, vs, w, v)
+			if err != nil {
 				return err
+			}
+			d := e.decide(vs, s, ref, obj)
+			if !d.listed {
+				return nil
 			}
 			x.Lines = append(x.Lines, Line{Name: typ.Kind + "/" + w.GetName(), Rolls: d.rolls && len(blocked) == 0, Why: d.why})
 			return nil
@@ -127,12 +131,12 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 		return nil, err
 	}
 	x.Notes = append(append(blocked, workloadNotes(v)...), problemNotes(v.policy.Problems)...)
-	tmpl, unreadable, err := e.template(ctx, vs, w, v)
-	if err != nil || unreadable != "" {
-		x.Notes = append(x.Notes, "Not rolled: "+unreadable+".")
+	s, err := e.subjectOf(ctx, vs, w, v)
+	if err != nil || s.unreadable != "" {
+		x.Notes = append(x.Notes, "Not rolled: "+s.unreadable+".")
 		return x, err
 	}
-	candidates, err := e.named(ctx, ns, v, tmpl)
+	candidates, err := e.named(ctx, ns, v, s.tmpl)
 	if err != nil {
 		return nil, err
 	}
@@ -141,10 +145,7 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 		if err != nil {
 			return nil, err
 		}
-		d, err := e.decide(ctx, vs, w, v, ref, obj)
-		if err != nil {
-			return nil, err
-		}
+		d := e.decide(vs, s, ref, obj)
 		objBlocked, err := e.scope(ctx, ns, ref.Kind, obj)
 		if err != nil {
 			return nil, err
@@ -171,16 +172,37 @@ type decision struct {
 	why           string
 }
 
+// subject is one workload as explain reads it, once for all the objects
+// it is asked about: its view, and the pod template its pods are made
+// from with the keys it reads, as Reconcile's borrowed view has them.
+// unreadable says why there is no template.
+type subject struct {
+	w          client.Object
+	v          *view
+	tmpl       *corev1.PodTemplateSpec
+	usedKeys   map[refs.Ref][]string
+	unreadable string
+}
+
+func (e *Explainer) subjectOf(ctx context.Context, vs *views, w client.Object, v *view) (subject, error) {
+	tmpl, unreadable, err := e.template(ctx, vs, w, v)
+	s := subject{w: w, v: v, tmpl: tmpl, unreadable: unreadable}
+	if tmpl != nil {
+		_, s.usedKeys = references(&tmpl.Spec)
+	}
+	return s, err
+}
+
 // decide reads what Reconcile reads: whether the workload's pod template
-// uses the object, Policy.Tracks of its view v on the object's
-// annotations, and whether its type would hold the rollout. obj is nil
-// when the object does not exist.
-func (e *Explainer) decide(ctx context.Context, vs *views, w client.Object, v *view, ref refs.Ref, obj client.Object) (decision, error) {
+// uses the object, Policy.Tracks of its view on the object's annotations,
+// and whether its type would hold the rollout. obj is nil when the object
+// does not exist.
+func (e *Explainer) decide(vs *views, s subject, ref refs.Ref, obj client.Object) decision {
+	w, v, tmpl := s.w, s.v, s.tmpl
 	kp := v.policy.For(ref.Kind)
 	named := kp.Reload.Match(ref.Name) || kp.Exclude[ref.Name]
-	tmpl, unreadable, err := e.template(ctx, vs, w, v)
-	if err != nil || unreadable != "" {
-		return decision{listed: named, why: "not rolled: " + unreadable}, err
+	if s.unreadable != "" {
+		return decision{listed: named, why: "not rolled: " + s.unreadable}
 	}
 	var objAnnotations map[string]string
 	if obj != nil {
@@ -194,17 +216,19 @@ func (e *Explainer) decide(ctx context.Context, vs *views, w client.Object, v *v
 	if len(uses) > 0 {
 		d.why += "; uses it: " + strings.Join(uses, ", ")
 	}
-	if keys := v.usedKeys[ref]; d.rolls && v.precise && keys != nil {
+	if keys := s.usedKeys[ref]; d.rolls && v.precise && keys != nil {
 		d.why += "; only keys " + strings.Join(keys, ", ")
 	}
 	for _, p := range v.policy.ObjectProblems(ref.Kind, ref.Name, objAnnotations, len(uses) > 0) {
 		d.why += "; " + p.String()
 	}
-	if held := vs.typ.Held; d.rolls && held != nil && held(w, v.strategy) != "" {
-		d.rolls = false
-		d.why += "; recorded, not rolled: " + held(w, v.strategy)
+	if d.rolls && vs.typ.Held != nil {
+		if why := vs.typ.Held(w, v.strategy); why != "" {
+			d.rolls = false
+			d.why += "; recorded, not rolled: " + why
+		}
 	}
-	return d, nil
+	return d
 }
 
 // template returns the pod template the workload's pods are made from: its

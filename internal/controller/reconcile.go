@@ -111,35 +111,35 @@ func (t tracked) recordValue(short func(digest.Sum) string) string {
 }
 
 func (t tracked) scoped(short func(digest.Sum) string) string {
-	perKey := make([]string, len(t.used))
+	sub := digest.Subset(t.version.keys, t.used)
+	return short(sub) + scopeMark + digest.ScopeID(t.used) + scopeMark + strings.Join(t.keyShorts(short), keyMark)
+}
+
+// keyShorts is the 16-bit keyed digest of each key the workload reads,
+// in order, "-" for a missing one.
+func (t tracked) keyShorts(short func(digest.Sum) string) []string {
+	out := make([]string, len(t.used))
 	for i, k := range t.used {
-		perKey[i] = "-"
+		out[i] = "-"
 		if s, ok := t.version.keys[k]; ok {
-			perKey[i] = short(s)[:keyShort]
+			out[i] = short(s)[:keyShort]
 		}
 	}
-	sub := digest.Subset(t.version.keys, t.used)
-	return short(sub) + scopeMark + digest.ScopeID(t.used) + scopeMark + strings.Join(perKey, keyMark)
+	return out
 }
 
 // changedKeys names the keys whose digest differs from the recorded
 // entry's, when it covers the keys the workload reads now.
 func (t tracked) changedKeys(recorded string, short func(digest.Sum) string) []string {
-	_, before, ok := strings.Cut(recorded, scopeMark)
-	if !ok || t.used == nil {
+	parts := strings.Split(recorded, scopeMark)
+	if len(parts) != 3 || t.used == nil || parts[1] != digest.ScopeID(t.used) {
 		return nil
 	}
-	_, now, _ := strings.Cut(t.scoped(short), scopeMark)
-	scopeBefore, keysBefore, _ := strings.Cut(before, scopeMark)
-	scopeNow, keysNow, _ := strings.Cut(now, scopeMark)
-	if scopeBefore != scopeNow {
-		return nil
-	}
-	was, is := strings.Split(keysBefore, keyMark), strings.Split(keysNow, keyMark)
+	was := strings.Split(parts[2], keyMark)
 	var out []string
-	for i, k := range t.used {
-		if i >= len(was) || i >= len(is) || was[i] != is[i] {
-			out = append(out, k)
+	for i, is := range t.keyShorts(short) {
+		if i >= len(was) || was[i] != is {
+			out = append(out, t.used[i])
 		}
 	}
 	return out
