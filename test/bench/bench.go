@@ -310,6 +310,11 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 	if err != nil {
 		return nil, err
 	}
+	if id == "b" {
+		if err := b.restingCPU(ctx, r); err != nil {
+			return nil, errors.Join(err, r.Stop())
+		}
+	}
 	load := b.beginLoad(ctx, r)
 	ed := b.rippleEditor(e, r, settle)
 	if id == "b" {
@@ -408,6 +413,36 @@ func (b *Bench) noteProc(what string, r *Ripple) {
 		return
 	}
 	b.report.note("%s: ripple VmHWM %s, VmRSS %s, CPU %s since start", what, mib(p.HWM), mib(p.RSS), p.CPU.Round(time.Millisecond))
+}
+
+// restingCPU notes ripple's CPU time while nothing changes, which the CPU
+// per edit of (e) includes for the time the edits take. With -profile-dir
+// it is profiled too.
+func (b *Bench) restingCPU(ctx context.Context, r *Ripple) error {
+	span := 3 * time.Second
+	if b.cfg.ProfileDir != "" {
+		// Enough samples to tell where a few milliseconds a second go.
+		span = 30 * time.Second
+	}
+	before, err := r.Proc()
+	if err != nil {
+		return err
+	}
+	if b.cfg.ProfileDir != "" {
+		r.Signal(syscall.SIGUSR1)
+	}
+	time.Sleep(span)
+	after, err := r.Proc()
+	if err != nil {
+		return err
+	}
+	if b.cfg.ProfileDir != "" {
+		if err := r.StopProfile(ctx); err != nil {
+			return err
+		}
+	}
+	b.report.note("(e) ripple's CPU at rest, before the edits: %s per second", ms((after.CPU-before.CPU)*time.Second/span))
+	return nil
 }
 
 // loadMark is the state before the edits of (e).
