@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,7 +33,12 @@ import (
 // Setup wires ripple's controllers: one shared watch of ConfigMaps and one
 // of Secrets, then one controller per workload type that is not ignored.
 // now tells the API server's time (see apiclock).
-func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, recorder events.EventRecorder, now func() time.Time) error {
+func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
+	w := newWrites()
+	recorder, err := newRecorder(ctx, mgr, w)
+	if err != nil {
+		return err
+	}
 	sums := newDigests(mgr.GetAPIReader())
 	config, err := watchConfig(ctx, mgr, opts, sums)
 	if err != nil {
@@ -63,7 +67,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
-		r := &Reconciler{Client: workloadClient(mgr.GetClient(), opts.DryRun), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
+		r := &Reconciler{Client: workloadClient(mgr.GetClient(), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)).withDefaults(opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
@@ -73,15 +77,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	return nil
 }
 
-// workloadClient is the client a Reconciler writes workloads with. Under
-// --dry-run every write is a server-side dry run: the API server admits
-// and validates it, and stores nothing, so the record on each workload
-// still says what its pods run and a later real run rolls every change.
-func workloadClient(c client.Client, dryRun bool) client.Client {
+// workloadClient is the client a Reconciler writes workloads with, its
+// writes counted in w for the Events to wait behind. Under --dry-run every
+// write is a server-side dry run: the API server admits and validates it,
+// and stores nothing, so the record on each workload still says what its
+// pods run and a later real run rolls every change.
+func workloadClient(c client.Client, dryRun bool, w *writes) client.Client {
 	if dryRun {
-		return client.NewDryRunClient(c)
+		c = client.NewDryRunClient(c)
 	}
-	return c
+	return counted{Client: c, writes: w}
 }
 
 // apiServed reports whether the cluster serves the type's API. A kind a CRD
@@ -262,7 +267,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
 				!r.views.of(e.ObjectNew).ownRecord() ||
 				!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
-				!equality.Semantic.DeepEqual(oldT.Spec, newT.Spec) ||
+				!equality.Semantic.DeepEqual(&oldT.Spec, &newT.Spec) ||
 				r.templateRefChanged(e.ObjectOld, e.ObjectNew)
 		},
 	}

@@ -56,7 +56,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	logScope(mgr, opts)
-	if err := controller.Setup(ctx, mgr, opts, keyed, mgr.GetEventRecorder("ripple"), clock.Now); err != nil {
+	if err := controller.Setup(ctx, mgr, opts, keyed, clock.Now); err != nil {
 		return nil, err
 	}
 	if err := addProbes(mgr); err != nil {
@@ -97,6 +97,7 @@ func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logg
 		Scheme:                        scheme,
 		Logger:                        log,
 		Cache:                         controller.CacheOptions(opts),
+		MapperProvider:                newMapper,
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        probe,
 		PprofBindAddress:              opts.PprofBindAddress(),
