@@ -11,7 +11,8 @@ import (
 const (
 	smallPercent = 25
 	largePercent = 100
-	smallHeap    = 12 << 20
+	smallHeap    = 8 << 20
+	fullHeap     = 16 << 20
 	largeHeap    = 24 << 20
 )
 
@@ -22,10 +23,12 @@ func Percent(live uint64) int {
 	switch {
 	case live <= smallHeap:
 		return smallPercent
-	case live >= largeHeap:
-		return max(smallPercent, int(largePercent*largeHeap/live))
+	case live < fullHeap:
+		return smallPercent + int((live-smallHeap)*(largePercent-smallPercent)/(fullHeap-smallHeap))
+	case live < largeHeap:
+		return largePercent
 	}
-	return smallPercent + int((live-smallHeap)*(largePercent-smallPercent)/(largeHeap-smallHeap))
+	return max(smallPercent, int(largePercent*largeHeap/live))
 }
 
 // Start paces the collector until ctx ends, unless GOGC is set. It returns

@@ -18,9 +18,10 @@ func TestPercentBoundsTheHeapsHeadroom(t *testing.T) {
 		want int
 	}{
 		{"an empty heap", 0, 25},
-		{"a small cluster", 8 * mib, 25},
-		{"the end of the small range", 12 * mib, 25},
-		{"halfway", 18 * mib, 62},
+		{"a small cluster", 4 * mib, 25},
+		{"the end of the small range", 8 * mib, 25},
+		{"halfway", 12 * mib, 62},
+		{"a thousand workloads' live heap doubles", 16 * mib, 100},
 		{"the start of the large range", 24 * mib, 100},
 		{"a large cluster keeps 24 MiB of headroom", 48 * mib, 50},
 		{"a larger one too", 96 * mib, 25},

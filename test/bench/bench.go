@@ -196,7 +196,7 @@ func editTargets(n, configMaps int) []string {
 func (b *Bench) floor(ctx context.Context, e *env, cms []string, settle time.Duration) ([]Edit, error) {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f, err := StartFloor(fctx, b.cluster.Admin, b.cs, e.layout.Namespace, e.users, b.cfg.Floor)
+	f, err := StartFloor(fctx, b.cluster.RippleConfig, b.cs, e.layout.Namespace, e.users, b.cfg.Floor)
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,11 @@ import (
 	"github.com/ripple-controller/ripple/test/cluster"
 )
 
-// RippleUser is the user ripple authenticates as. The API server's audit
-// policy logs this user's requests and nobody else's, so the bench counts
-// exactly the requests ripple makes.
+// RippleUser is the user ripple authenticates as, and the floor too. The API
+// server's audit policy logs this user's requests and nobody else's, so the
+// bench counts exactly the requests ripple makes (the floor never runs at
+// the same time), and each request of ripple and of the floor costs the API
+// server the same audit write.
 const RippleUser = "ripple-bench"
 
 // auditPolicy logs the metadata of every request of RippleUser and nothing
@@ -37,8 +39,10 @@ rules:
 type Cluster struct {
 	// Admin authenticates as a cluster administrator, for the bench itself.
 	Admin *rest.Config
-	// RippleKubeconfig is a kubeconfig file for RippleUser, a cluster admin.
+	// RippleKubeconfig is a kubeconfig file for RippleUser, a cluster admin,
+	// and RippleConfig the same user's client configuration.
 	RippleKubeconfig string
+	RippleConfig     *rest.Config
 	// AuditLog is the API server's audit log of RippleUser's requests.
 	AuditLog string
 	// Dir holds the logs, the audit policy and the kubeconfig.
@@ -108,6 +112,7 @@ func StartCluster() (*Cluster, error) {
 	if err != nil {
 		return nil, errors.Join(err, c.Stop())
 	}
+	c.RippleConfig = user.Config()
 	c.RippleKubeconfig = filepath.Join(dir, "ripple.kubeconfig")
 	if err := cluster.WriteKubeconfig(c.RippleKubeconfig, user.Config(), ""); err != nil {
 		return nil, errors.Join(err, c.Stop())

@@ -45,8 +45,8 @@ type floorJob struct {
 }
 
 // StartFloor watches the ConfigMaps of ns until ctx ends.
-func StartFloor(ctx context.Context, admin *rest.Config, cs kubernetes.Interface, ns string, users map[string][]string, o FloorOptions) (*Floor, error) {
-	cfg := rest.CopyConfig(admin)
+func StartFloor(ctx context.Context, user *rest.Config, cs kubernetes.Interface, ns string, users map[string][]string, o FloorOptions) (*Floor, error) {
+	cfg := rest.CopyConfig(user)
 	cfg.QPS, cfg.Burst, cfg.UserAgent = o.QPS, o.Burst, "ripple-floor"
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
