@@ -2,34 +2,70 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/reference"
+	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// eventDelay is the longest an Event waits behind workload writes.
-const eventDelay = 10 * time.Second
+const (
+	// eventDelay is the longest an Event waits behind workload writes.
+	eventDelay = 10 * time.Second
+	// eventQueue is the most Events waiting to be written; more are
+	// dropped, and counted.
+	eventQueue = 10000
+	// eventRepeat is how long an Event that repeats one written, about the
+	// same version of the same object, is not written again: a workload
+	// with a mistaken annotation is reported once, however often it is
+	// reconciled. recentEvents bounds what is remembered for that.
+	eventRepeat  = 6 * time.Minute
+	recentEvents = 4096
+	// eventTries bounds the writes of one Event the API server did not answer.
+	eventTries = 3
+)
 
-// newRecorder returns the recorder of ripple's Events, which it writes
-// behind its workload writes (counted by w): one at a time, and once no
-// workload write is in flight or the Event is eventDelay old. It records
-// until ctx ends.
+// recorder writes ripple's Events (events.k8s.io/v1) one at a time, behind
+// its workload writes: once none is in flight, or once the Event is
+// eventDelay old. A change that rolls 1,000 workloads would otherwise put
+// 1,000 Event writes before the API server at the same time as the
+// rollouts they report, each costing it about as much as a rollout; in the
+// bench's fan-out (scenario d) writing them behind brought the last of
+// 1,000 rollouts from 1.9x the floor to 1.7x.
 //
-// client-go's broadcaster writes each Event from a goroutine of its own, so
-// a change that rolls 1,000 workloads would put 1,000 Event writes before
-// the API server at the same time as the rollouts they report, and each
-// costs it about as much as a rollout. The rollouts are the job: in the
-// bench's fan-out (scenario d), writing the Events one at a time behind
-// them brought the last of 1,000 rollouts from 1.9x the floor to 1.7x.
-func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (events.EventRecorder, error) {
+// It replaces client-go's broadcaster, which writes each Event from a
+// goroutine of its own and remembers every Event for six minutes to count
+// repeats: a wave of 20,000 rollouts meant 20,000 goroutines and tens of
+// MiB held. Here the waiting Events are at most eventQueue, and the
+// repeats remembered at most recentEvents.
+type recorder struct {
+	client   eventsv1client.EventsGetter
+	scheme   *runtime.Scheme
+	instance string
+	writes   *writes
+	queue    chan *eventsv1.Event
+	log      logr.Logger
+
+	mu     sync.Mutex
+	recent *lru.Cache
+}
+
+// newRecorder returns the recorder of ripple's Events, writing until ctx
+// ends.
+func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (*recorder, error) {
 	// Protobuf, as controller-runtime's clients use for built-in types.
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.ContentType = runtime.ContentTypeProtobuf
@@ -37,76 +73,120 @@ func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (events.Event
 	if err != nil {
 		return nil, fmt.Errorf("creating the Events client: %w", err)
 	}
-	b := events.NewBroadcaster(behind{EventSink: &events.EventSinkImpl{Interface: cl}, writes: w, slot: make(chan struct{}, 1)})
-	// Recording starts now, before any controller can emit an Event, and
-	// ends with ripple.
-	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
-		return nil, fmt.Errorf("recording Events: %w", err)
-	}
-	stopLogging, err := b.StartLogging(mgr.GetLogger().WithName("events").V(1))
+	host, _ := os.Hostname()
+	r := &recorder{client: cl, scheme: mgr.GetScheme(), instance: "ripple-" + host, writes: w,
+		queue: make(chan *eventsv1.Event, eventQueue), log: mgr.GetLogger().WithName("events"), recent: lru.New(recentEvents)}
+	go r.run(ctx)
+	return r, nil
+}
+
+// Eventf queues an Event about regarding, unless it repeats one queued
+// within eventRepeat.
+func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	ref, err := reference.GetReference(r.scheme, regarding)
 	if err != nil {
-		return nil, fmt.Errorf("logging Events: %w", err)
+		r.log.Error(err, "Cannot refer to the object of an Event", "reason", reason)
+		return
 	}
-	go func() {
-		<-ctx.Done()
-		stopLogging()
-		b.Shutdown()
-	}()
-	return b.NewRecorder(mgr.GetScheme(), "ripple"), nil
-}
-
-// behind is the sink that holds each Event write until its slot is free
-// and the workload writes in flight are done, or until the Event is
-// eventDelay old.
-type behind struct {
-	events.EventSink
-	writes *writes
-	slot   chan struct{}
-}
-
-func (b behind) wait(ctx context.Context, ev *eventsv1.Event) (release func(), err error) {
+	now := time.Now()
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%v.%x", ref.Name, now.UnixNano()), Namespace: ref.Namespace},
+		EventTime:           metav1.NewMicroTime(now),
+		ReportingController: "ripple",
+		ReportingInstance:   r.instance,
+		Action:              action,
+		Reason:              reason,
+		Regarding:           *ref,
+		Note:                fmt.Sprintf(note, args...),
+		Type:                eventtype,
+	}
+	if related != nil {
+		if rel, err := reference.GetReference(r.scheme, related); err == nil {
+			ev.Related = rel
+		}
+	}
+	if ev.Namespace == "" {
+		ev.Namespace = metav1.NamespaceDefault
+	}
+	if r.repeats(ev, now) {
+		return
+	}
+	r.log.V(1).Info("Emitting an Event", "type", eventtype, "reason", reason, "object", ref.Kind+" "+ref.Namespace+"/"+ref.Name, "note", ev.Note)
 	select {
-	case b.slot <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case r.queue <- ev:
+	default:
+		eventsDroppedTotal.Inc()
 	}
+}
+
+// repeats reports whether an Event with the same object version, reason,
+// action and note was queued within eventRepeat, and remembers this one.
+func (r *recorder) repeats(ev *eventsv1.Event, now time.Time) bool {
+	key := repeatKey{uid: ev.Regarding.UID, version: ev.Regarding.ResourceVersion, reason: ev.Reason, action: ev.Action, note: ev.Note}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at, ok := r.recent.Get(key); ok && now.Sub(at.(time.Time)) < eventRepeat {
+		return true
+	}
+	r.recent.Add(key, now)
+	return false
+}
+
+type repeatKey struct {
+	uid                           types.UID
+	version, reason, action, note string
+}
+
+// run writes the queued Events until ctx ends.
+func (r *recorder) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-r.queue:
+			if !r.behind(ctx, ev) {
+				return
+			}
+			r.write(ctx, ev)
+		}
+	}
+}
+
+// behind waits until no workload write is in flight or ev is eventDelay
+// old; false means ctx ended.
+func (r *recorder) behind(ctx context.Context, ev *eventsv1.Event) bool {
 	late := time.NewTimer(time.Until(ev.EventTime.Add(eventDelay)))
 	defer late.Stop()
 	select {
-	case <-b.writes.done():
+	case <-r.writes.done():
 	case <-late.C:
 	case <-ctx.Done():
-		<-b.slot
-		return nil, ctx.Err()
+		return false
 	}
-	return func() { <-b.slot }, nil
+	return true
 }
 
-func (b behind) Create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
-	release, err := b.wait(ctx, ev)
-	if err != nil {
-		return nil, err
+// write creates ev, trying again a few times when the API server did not
+// answer; an answer that refuses it is final.
+func (r *recorder) write(ctx context.Context, ev *eventsv1.Event) {
+	var err error
+	for try := range eventTries {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+		_, err = r.client.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		var status apierrors.APIStatus
+		if err == nil || errors.As(err, &status) {
+			break
+		}
 	}
-	defer release()
-	return b.EventSink.Create(ctx, ev)
-}
-
-func (b behind) Update(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
-	release, err := b.wait(ctx, ev)
-	if err != nil {
-		return nil, err
+	if err != nil && ctx.Err() == nil {
+		r.log.Error(err, "Cannot write an Event", "reason", ev.Reason, "object", ev.Regarding.Kind+" "+ev.Regarding.Namespace+"/"+ev.Regarding.Name)
 	}
-	defer release()
-	return b.EventSink.Update(ctx, ev)
-}
-
-func (b behind) Patch(ctx context.Context, ev *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
-	release, err := b.wait(ctx, ev)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return b.EventSink.Patch(ctx, ev, data)
 }
 
 // writes counts the workload writes in flight.

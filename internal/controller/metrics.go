@@ -44,6 +44,12 @@ var (
 	}, []string{"kind"})
 	// keyChangesTotal is labelled by key name, which users choose: a
 	// precise workload reads a handful, so the series stay few.
+	// eventsDroppedTotal counts the Events not written because eventQueue
+	// were already waiting.
+	eventsDroppedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ripple_events_dropped_total",
+		Help: "Events not written because too many were waiting to be written.",
+	})
 	keyChangesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ripple_key_changes_total",
 		Help: "Keys whose change rolled a workload under key precision, by the object's kind and the key.",
@@ -79,7 +85,7 @@ func init() {
 	reloaderExecuted.WithLabelValues("false")
 	// The per-namespace vector has no series until it counts, so without
 	// METRICS_COUNT_BY_NAMESPACE it is absent from /metrics.
-	metrics.Registry.MustRegister(rolloutsInProgress, rolloutsQueued, keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
+	metrics.Registry.MustRegister(eventsDroppedTotal, rolloutsInProgress, rolloutsQueued, keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
 }
 
 // countReload counts one rollout's result, "success" or "error", under
