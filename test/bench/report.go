@@ -148,7 +148,8 @@ func ratio(a, b time.Duration) float64 {
 func pass(b bool) *bool { return &b }
 
 const method = `How: test/bench starts etcd and kube-apiserver (envtest, the binaries of ` + "`make tools`" + `;
-priority and fairness off, no in-flight limits, etcd without fsync, an audit log of ripple's user only), creates
+priority and fairness off, no in-flight limits, etcd without fsync, an audit log of ripple's user only, which the floor
+authenticates as too), creates
 W Deployments (replicas 0, ` + "`reloader.stakater.com/auto: \"true\"`" + `, Deployment i mounting ConfigMap i mod C) and C
 ConfigMaps in a fresh namespace, and starts the built bin/ripple as its own process with default flags (plus
 --kubeconfig, metrics and probe addresses; --debounce=0 where the row says so). Once /readyz answers, every
@@ -156,8 +157,8 @@ Deployment carries ripple's record and ripple is idle, it edits one ConfigMap at
 of the Deployments, the edit until the first and the last Deployment using it is rolled (its pod template's digest
 annotation changed). The floor, measured in the same run on the same objects with ripple stopped, is a minimal
 in-process watcher that patches the Deployments known to use the edited ConfigMap from a precomputed map, with one
-merge patch of the same shape, no client-side rate limit and 16 parallel patches: the API server's own limit,
-which ripple, also without a client-side limit by default (--kube-api-qps=-1), can approach but not beat.
+merge patch of the same shape, no client-side rate limit and 16 parallel patches, as ripple's user, whose every
+request costs the API server the same audit write as ripple's: the API server's own limit, which ripple, also without a client-side limit by default (--kube-api-qps=-1), can approach but not beat.
 Timing targets are ratios to the floor, so a busy machine slows both alike.
 API load is counted by kube-apiserver's audit log (ripple's user only), by apiserver_request_total and by
 ripple's rest_client_requests_total; CPU and memory come from /proc/<pid>/stat and /proc/<pid>/status.
