@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record/util"
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -90,7 +91,7 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	}
 	now := time.Now()
 	ev := &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%v.%x", ref.Name, now.UnixNano()), Namespace: ref.Namespace},
+		ObjectMeta:          metav1.ObjectMeta{Name: util.GenerateEventName(ref.Name, now.UnixNano()), Namespace: ref.Namespace},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: "ripple",
 		ReportingInstance:   r.instance,
