@@ -116,6 +116,8 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	select {
 	case r.queue <- ev:
 	default:
+		// Not written, so a repeat is not one.
+		r.recent.Remove(repeatKeyOf(ev))
 		eventsDroppedTotal.Inc()
 	}
 }
@@ -123,7 +125,7 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 // repeats reports whether an Event with the same object version, reason,
 // action and note was queued within eventRepeat, and remembers this one.
 func (r *recorder) repeats(ev *eventsv1.Event, now time.Time) bool {
-	key := repeatKey{uid: ev.Regarding.UID, version: ev.Regarding.ResourceVersion, reason: ev.Reason, action: ev.Action, note: ev.Note}
+	key := repeatKeyOf(ev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if at, ok := r.recent.Get(key); ok && now.Sub(at.(time.Time)) < eventRepeat {
@@ -136,6 +138,10 @@ func (r *recorder) repeats(ev *eventsv1.Event, now time.Time) bool {
 type repeatKey struct {
 	uid                           types.UID
 	version, reason, action, note string
+}
+
+func repeatKeyOf(ev *eventsv1.Event) repeatKey {
+	return repeatKey{uid: ev.Regarding.UID, version: ev.Regarding.ResourceVersion, reason: ev.Reason, action: ev.Action, note: ev.Note}
 }
 
 // run writes the queued Events until ctx ends.

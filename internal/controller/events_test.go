@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/lru"
 )
 
@@ -36,5 +37,38 @@ func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
 				t.Errorf("repeats = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestRecorder_WritesAnEventOnceTheWorkloadWritesAreDone(t *testing.T) {
+	w := newWrites()
+	r := &recorder{writes: w}
+	ctx := t.Context()
+	fresh := &eventsv1.Event{EventTime: metav1.NewMicroTime(time.Now())}
+
+	if !r.behind(ctx, fresh) {
+		t.Fatal("with no write in flight the Event waits")
+	}
+
+	w.start()
+	w.start()
+	went := make(chan bool)
+	go func() { went <- r.behind(ctx, fresh) }()
+	w.end()
+	select {
+	case <-went:
+		t.Fatal("the Event went while a write was still in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.end()
+	if !<-went {
+		t.Fatal("the Event did not go once the writes were done")
+	}
+
+	w.start()
+	defer w.end()
+	old := &eventsv1.Event{EventTime: metav1.NewMicroTime(time.Now().Add(-eventDelay))}
+	if !r.behind(ctx, old) {
+		t.Fatal("an Event eventDelay old waits behind writes")
 	}
 }

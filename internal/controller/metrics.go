@@ -42,14 +42,14 @@ var (
 		Name: "ripple_workloads_tracked",
 		Help: "Workloads that opted in to rollouts, by kind, as their last reconcile found them; only the leader reconciles.",
 	}, []string{"kind"})
-	// keyChangesTotal is labelled by key name, which users choose: a
-	// precise workload reads a handful, so the series stay few.
 	// eventsDroppedTotal counts the Events not written because eventQueue
 	// were already waiting.
 	eventsDroppedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "ripple_events_dropped_total",
 		Help: "Events not written because too many were waiting to be written.",
 	})
+	// keyChangesTotal is labelled by key name, which users choose: a
+	// precise workload reads a handful, so the series stay few.
 	keyChangesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ripple_key_changes_total",
 		Help: "Keys whose change rolled a workload under key precision, by the object's kind and the key.",

@@ -419,7 +419,8 @@ func (b *Bench) noteProc(what string, r *Ripple) {
 // per edit of (e) includes for the time the edits take. With -profile-dir
 // it is profiled too.
 func (b *Bench) restingCPU(ctx context.Context, r *Ripple) error {
-	span := 3 * time.Second
+	// /proc counts CPU in 10 ms ticks: 10 s tell 1 ms a second.
+	span := 10 * time.Second
 	if b.cfg.ProfileDir != "" {
 		// Enough samples to tell where a few milliseconds a second go.
 		span = 30 * time.Second
