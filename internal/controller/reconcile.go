@@ -188,6 +188,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.Type.Resume != nil {
 		if res, underway, err := r.Type.Resume(ctx, r.Client, obj); underway {
 			r.resumed(ctx, obj, res)
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			}
 			return ctrl.Result{}, err
 		}
 	}

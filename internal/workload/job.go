@@ -81,13 +81,16 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 	if err := t.patch(ctx, c, obj, body); err != nil {
 		return Result{}, err
 	}
-	return Result{}, deleteForeground(ctx, c, t, job)
+	return Result{}, deleteForeground(ctx, c, t, job, client.Preconditions{UID: &job.UID})
 }
 
-func deleteForeground(ctx context.Context, c client.Client, t Type, job *batchv1.Job) error {
-	uid := job.UID
+// deleteForeground deletes the Job once its pods are gone. A Job already
+// being deleted must not be deleted again from a stale read: that adds the
+// foregroundDeletion finalizer back after the garbage collector removed
+// it, and the Job waits for a collection that already happened.
+func deleteForeground(ctx context.Context, c client.Client, t Type, job *batchv1.Job, only client.Preconditions) error {
 	if err := c.Delete(ctx, t.Metadata(job.Namespace, job.Name), client.PropagationPolicy(metav1.DeletePropagationForeground),
-		client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		only); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting Job %s/%s to recreate it: %w", job.Namespace, job.Name, err)
 	}
 	return nil
@@ -114,7 +117,8 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	case !marked:
 		return Result{}, false, nil
 	case job.DeletionTimestamp == nil:
-		return Result{}, true, deleteForeground(ctx, c, t, job)
+		// This version may be stale: the delete applies to it alone.
+		return Result{}, true, deleteForeground(ctx, c, t, job, client.Preconditions{UID: &job.UID, ResourceVersion: &job.ResourceVersion})
 	case slices.ContainsFunc(job.Finalizers, func(f string) bool { return f != annotations.Recreate }):
 		// The garbage collector is deleting the pods; its finalizer goes
 		// when they are gone, and that update queues the Job again.

@@ -11,12 +11,14 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // The control plane runs no CronJob, Job or garbage collector controller:
@@ -385,6 +387,23 @@ var _ = Describe("Jobs", func() {
 		Entry("a ConfigMap key reference", map[string]string{annotations.ConfigMapReload: "cfg"}, false, envConfigMapKey),
 		Entry("a Secret key reference", map[string]string{annotations.SecretReload: "cfg"}, true, envSecretKey),
 	)
+
+	It("recreates a Job even when its recreation resumes from a read older than the garbage collector's work", func() {
+		ns := newBatchNamespace()
+		job := createJob(ns, "migrate", map[string]string{annotations.Recreate: `{"stamp":"s","cause":"ConfigMap cfg"}`}, envFromConfigMap("cfg"))
+		update(job, func(j *batchv1.Job) { j.Finalizers = append(j.Finalizers, annotations.Recreate) })
+		stale := jobNow(ns, "migrate")()
+		Expect(k8s.Delete(suiteCtx, stale, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		actAsGarbageCollector(job)
+
+		jobs, _ := workload.ByPlural("jobs")
+		_, underway, err := jobs.Resume(suiteCtx, k8s, stale)
+		Expect(underway).To(BeTrue())
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "the stale read is refused, not acted on: %v", err)
+		_, _, err = jobs.Resume(suiteCtx, k8s, jobNow(ns, "migrate")())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(jobNow(ns, "migrate")().UID).NotTo(Equal(job.UID), "recreated, not waiting for a collection that already happened")
+	})
 
 	It("recreates a Job whose recreation a restart of ripple interrupted", func() {
 		ns := newBatchNamespace()
