@@ -116,7 +116,8 @@ func (p *pacer) release(obj client.Object, wave string) {
 	p.gauge()
 }
 
-// forget drops a workload from the queue: it has nothing to roll now.
+// forget drops a workload from the queue: it has nothing to roll now, or
+// it is gone.
 func (p *pacer) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

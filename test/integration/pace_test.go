@@ -88,6 +88,26 @@ var _ = Describe("Paced rollouts", func() {
 		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(BeZero())
 	})
 
+	It("no longer counts a queued workload in ripple_rollouts_queued once it is deleted", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := wave(ns, "cfg", 3)
+		addr := freeAddress()
+		startRipple("--max-rollouts-in-progress=1", "--metrics-bind-address="+addr)
+		before := recordAll(deps)
+
+		setData(cm, "k", "2")
+
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(2.0))
+		for _, d := range deps {
+			if d.Name != rolled()[0].Name {
+				Expect(k8s.Delete(suiteCtx, d)).To(Succeed())
+			}
+		}
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(BeZero())
+	})
+
 	It("moves on after --rollout-timeout and says so on the rollout that did not become available", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		deps := wave(ns, "cfg", 2)
