@@ -186,8 +186,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				r.pacer.forget(req.NamespacedName)
 			}
 		}
+		r.settlePaced(ctx, req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	r.settlePaced(ctx, req.NamespacedName)
 	if r.Type.Resume != nil {
 		if res, underway, err := r.Type.Resume(ctx, r.Client, obj); underway {
 			r.resumed(ctx, obj, res)
@@ -479,7 +481,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
 	if !r.pace(ctx, v.obj, wave) {
-		return outcome{requeue: paceRetry}, nil
+		return outcome{requeue: paceRecheck}, nil
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,
@@ -528,6 +530,10 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	}
 	log.Info("Rolled workload", "changed", names, "digest", st.digest)
+	if r.pacer != nil {
+		// Its slot frees by itself at the timeout: settle it then.
+		return outcome{rolled: true, requeue: r.pacer.timeout}, nil
+	}
 	return outcome{rolled: true}, nil
 }
 

@@ -140,7 +140,9 @@ func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, s
 //     after --debounce;
 //   - with --namespace-selector, a namespace's new labels: all its workloads;
 //   - for a type whose pod template may be another workload's, a change of
-//     that workload's template: the workloads that use it.
+//     that workload's template: the workloads that use it;
+//   - with --max-rollouts-in-progress, a slot freed in a wave: the wave's
+//     next waiters (pace.go).
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, config []*fanout) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Type.New(), refIndex, r.views.indexValues); err != nil {
 		return fmt.Errorf("indexing: %w", err)
@@ -151,6 +153,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, con
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Opts.Workers})
 	for _, f := range config {
 		b = b.WatchesRawSource(f.queueFor(r.Type, r.seen))
+	}
+	if r.pacer != nil {
+		b = b.WatchesRawSource(r.pacer.wakeups(r.Type.Kind))
 	}
 	if r.Opts.NamespaceSelector != nil {
 		b = b.WatchesMetadata(namespaceObject(), handler.EnqueueRequestsFromMapFunc(workloadsIn(mgr.GetClient(), r.Type)),
@@ -254,11 +259,15 @@ func (r *Reconciler) interesting() predicate.Predicate {
 // inputsChanged passes an update of a workload only when what Reconcile
 // reads changed: its pod spec, its annotations (ripple's own two aside),
 // its finalizers, whose removal moves a Job's recreation on, or the
-// workload whose pod template it uses.
+// workload whose pod template it uses; and every update of a workload
+// holding a pacing slot, whose status may free it.
 // Status updates and ripple's own patches, half of all events, stop here.
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
+			if r.pacer != nil && r.pacer.holds(client.ObjectKeyFromObject(e.ObjectNew)) {
+				return true
+			}
 			oldT, newT := r.Type.Template(e.ObjectOld), r.Type.Template(e.ObjectNew)
 			if oldT == nil || newT == nil {
 				return true

@@ -109,6 +109,12 @@ func (a *availability) finish(ctx context.Context, cs kubernetes.Interface, d *a
 		return
 	case <-time.After(rolloutTime):
 	}
+	// The rollout ends with the status write, which ripple may see, and
+	// start the next one, before UpdateStatus returns: count it as ended
+	// first.
+	a.mu.Lock()
+	delete(a.inProgress, d.Name)
+	a.mu.Unlock()
 	// ripple may write the Deployment again meanwhile (its record): read
 	// it again on a conflict.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -124,7 +130,6 @@ func (a *availability) finish(ctx context.Context, cs kubernetes.Interface, d *a
 		return
 	}
 	a.mu.Lock()
-	delete(a.inProgress, d.Name)
 	a.available++
 	a.last = time.Now()
 	a.mu.Unlock()

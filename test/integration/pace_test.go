@@ -68,9 +68,12 @@ var _ = Describe("Paced rollouts", func() {
 
 		rolled := rolledOf(deps, before)
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
-		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(2), "no third while two are in progress")
-		Eventually(metric(addr, "ripple_rollouts_in_progress"), 5*time.Second).Should(Equal(2.0))
 		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
+		requeues := metric(addr, `controller_runtime_reconcile_total{controller="deployments",result="requeue_after"}`)
+		waited := requeues()
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(2), "no third while two are in progress")
+		Expect(requeues()-waited).To(BeNumerically("<", 6), "the three waiting are woken when a slot frees, not asking again and again")
+		Eventually(metric(addr, "ripple_rollouts_in_progress"), 5*time.Second).Should(Equal(2.0))
 
 		for _, d := range rolled() {
 			markAvailable(d)
