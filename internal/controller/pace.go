@@ -103,7 +103,10 @@ func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object,
 		return false, timedOut
 	}
 	if len(p.waves[wave]) >= p.max {
-		if _, queued := p.waiting[key]; !queued {
+		// A workload whose change moved on to a newer version waits in
+		// that version's wave.
+		if was, queued := p.waiting[key]; !queued || was != wave {
+			p.dequeue(key)
 			p.waiting[key] = wave
 			p.queues[wave] = append(p.queues[wave], waiter{key: key, kind: typ.Kind})
 		}
