@@ -41,9 +41,10 @@ const wakeBuffer = 1024
 // restart, a wave starts over with max free slots.
 //
 // A workload holding a slot is reconciled on each of its updates (the
-// predicate asks holds), and once its timeout is up; each such reconcile
-// calls settle, which frees the slots that are done and wakes as many of
-// the wave's waiters, first come first served.
+// predicate asks holds); each such reconcile calls settle, which frees the
+// slots that are done and wakes as many of the wave's longest waiting.
+// Any reconcile may still take a free slot first, and a rollout that never
+// becomes available may wait for a waiter's recheck to time out.
 type pacer struct {
 	max     int
 	timeout time.Duration
@@ -171,7 +172,8 @@ func (p *pacer) free(ctx context.Context, wave string) (timedOut []client.Object
 }
 
 // wake queues the first waiters of the wave, one per free slot; p.mu is
-// held. They stay first in the queue until admitted.
+// held. They stay in the queue until admitted, so a waiter that never asks
+// again keeps being the one woken until paceRecheck.
 func (p *pacer) wake(wave string) {
 	free := p.max - len(p.waves[wave])
 	for _, w := range p.queues[wave][:min(max(free, 0), len(p.queues[wave]))] {
