@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -33,6 +34,12 @@ const paceRecheck = 5 * time.Second
 // controller; one that does not fit is left to paceRecheck.
 const wakeBuffer = 1024
 
+// staleWaiter is how long a waiter keeps its place without asking again:
+// a waiter asks at least every paceRecheck, so one that stopped was never
+// reconciled since (its wake-up did not fit), and must not hold the others
+// back.
+const staleWaiter = 3 * paceRecheck
+
 // pacer keeps, for each wave (one version of one changed object), the
 // rollouts it started that are not available yet, and lets a rollout of
 // the wave start only while fewer than max are. Waves never share slots,
@@ -40,11 +47,13 @@ const wakeBuffer = 1024
 // reconcilers of every workload type, and lives in memory: after a
 // restart, a wave starts over with max free slots.
 //
-// A workload holding a slot is reconciled on each of its updates (the
-// predicate asks holds); each such reconcile calls settle, which frees the
-// slots that are done and wakes as many of the wave's longest waiting.
-// Any reconcile may still take a free slot first, and a rollout that never
-// becomes available may wait for a waiter's recheck to time out.
+// Waiters are served in the order they first asked. Each reconcile of a
+// workload starts with settle, which frees the slots that are done, and
+// ends with reconciled, which drops a waiter that no longer asked for a
+// slot. Whenever a slot frees or a waiter leaves, wake reconciles the
+// wave's first waiters, as many as there are free slots. A workload
+// holding a slot is reconciled on each of its updates (the predicate asks
+// holds), and at its slot's deadline.
 type pacer struct {
 	max     int
 	timeout time.Duration
@@ -52,12 +61,28 @@ type pacer struct {
 
 	mu sync.Mutex
 	// waves holds the slots of each wave; they are few at a time.
-	waves map[string]map[types.NamespacedName]slot
+	waves map[string]map[paceKey]slot
 	// queues holds each wave's waiters in order, and waiting the wave of
 	// each waiter.
-	queues  map[string][]waiter
-	waiting map[types.NamespacedName]string
-	wakes   map[string]chan event.GenericEvent
+	queues  map[string][]paceKey
+	waiting map[paceKey]waiter
+	// asked holds the waiters that asked for a slot in the reconcile under
+	// way: reconciled drops the others.
+	asked map[paceKey]bool
+	wakes map[string]chan event.GenericEvent
+}
+
+// paceKey names a workload by kind too: an Argo Rollout and the
+// Deployment whose pod template it uses may share a name.
+type paceKey struct {
+	kind string
+	types.NamespacedName
+}
+
+// waiter is a workload waiting for a slot in a wave.
+type waiter struct {
+	wave  string
+	asked time.Time
 }
 
 // slot is one rollout in progress.
@@ -67,16 +92,23 @@ type slot struct {
 	generation int64
 }
 
-// waiter is a workload waiting for a slot.
-type waiter struct {
-	key  types.NamespacedName
-	kind string
-}
+// admission is what admit decided.
+type admission int
+
+const (
+	// admitted: the rollout starts now, in a slot of its wave.
+	admitted admission = iota
+	// queued: the rollout waits for a slot.
+	queued
+	// underway: the workload's rollout of this change already started; the
+	// reconcile read it from before that.
+	underway
+)
 
 func newPacer(limit int, timeout time.Duration, reader client.Reader) *pacer {
 	return &pacer{max: limit, timeout: timeout, reader: reader,
-		waves:  map[string]map[types.NamespacedName]slot{},
-		queues: map[string][]waiter{}, waiting: map[types.NamespacedName]string{}, wakes: map[string]chan event.GenericEvent{}}
+		waves: map[string]map[paceKey]slot{}, queues: map[string][]paceKey{}, waiting: map[paceKey]waiter{},
+		asked: map[paceKey]bool{}, wakes: map[string]chan event.GenericEvent{}}
 }
 
 // wakeups is the source of the wake-ups of one workload type's waiters.
@@ -88,56 +120,58 @@ func (p *pacer) wakeups(kind string) source.Source {
 	return source.Channel(ch, &handler.EnqueueRequestForObject{})
 }
 
-// admit reports whether the workload may roll now in its wave, and takes
-// a slot when it may; when it may not, it waits in the wave's queue.
-// timedOut lists the slots freed because their rollout timed out, for an
-// Event.
-func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object, wave string) (ok bool, timedOut []client.Object) {
-	key := client.ObjectKeyFromObject(obj)
+// admit lets the workload roll now in its wave when a slot is free and no
+// earlier waiter of the wave is owed it, and takes the slot; otherwise the
+// workload waits in the wave's queue, keeping its place. timedOut lists
+// the slots freed because their rollout timed out, for an Event.
+func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object, wave string) (a admission, timedOut []client.Object) {
+	k := paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.gauge()
 	timedOut = p.free(ctx, wave)
-	if _, held := p.waves[wave][key]; held {
-		// Its rollout of this change started: this reconcile read it from
-		// before that, and neither rolls it again nor frees its slot.
-		return false, timedOut
+	if _, held := p.waves[wave][k]; held {
+		return underway, timedOut
 	}
-	if len(p.waves[wave]) >= p.max {
-		// A workload whose change moved on to a newer version waits in
-		// that version's wave.
-		if was, queued := p.waiting[key]; !queued || was != wave {
-			p.dequeue(key)
-			p.waiting[key] = wave
-			p.queues[wave] = append(p.queues[wave], waiter{key: key, kind: typ.Kind})
+	p.prune(wave)
+	free := max(p.max-len(p.waves[wave]), 0)
+	q := p.queues[wave]
+	w, waits := p.waiting[k]
+	waits = waits && w.wave == wave
+	if waits && !slices.Contains(q[:min(free, len(q))], k) || !waits && len(q) >= free {
+		if !waits {
+			// A workload whose change moved on to a newer version waits
+			// in that version's wave.
+			p.leave(k)
+			p.queues[wave] = append(p.queues[wave], k)
 		}
-		return false, timedOut
+		p.waiting[k] = waiter{wave: wave, asked: time.Now()}
+		p.asked[k] = true
+		return queued, timedOut
 	}
 	if p.waves[wave] == nil {
-		p.waves[wave] = map[types.NamespacedName]slot{}
+		p.waves[wave] = map[paceKey]slot{}
 	}
-	p.waves[wave][key] = slot{typ: typ, started: time.Now(), generation: obj.GetGeneration()}
-	p.dequeue(key)
-	p.wake(wave)
-	return true, timedOut
+	p.waves[wave][k] = slot{typ: typ, started: time.Now(), generation: obj.GetGeneration()}
+	p.leave(k)
+	return admitted, timedOut
 }
 
 // holds reports whether the workload holds a slot.
-func (p *pacer) holds(key types.NamespacedName) bool {
+func (p *pacer) holds(k paceKey) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.wavesHeldBy(key)) > 0
+	return len(p.wavesHeldBy(k)) > 0
 }
 
 // settle frees the slots that are done in the waves where the workload
-// holds one, and wakes as many waiters.
-func (p *pacer) settle(ctx context.Context, key types.NamespacedName) (timedOut []client.Object) {
+// holds one, which wakes as many waiters.
+func (p *pacer) settle(ctx context.Context, k paceKey) (timedOut []client.Object) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	waves := p.wavesHeldBy(key)
+	waves := p.wavesHeldBy(k)
 	for _, wave := range waves {
 		timedOut = append(timedOut, p.free(ctx, wave)...)
-		p.wake(wave)
 	}
 	if len(waves) > 0 {
 		p.gauge()
@@ -145,20 +179,52 @@ func (p *pacer) settle(ctx context.Context, key types.NamespacedName) (timedOut 
 	return timedOut
 }
 
+// reconciled ends a reconcile of the workload: a waiter that did not ask
+// for a slot in it has nothing to roll now, or is gone, and leaves its
+// queue. It returns how long until the workload's slot, if it holds one,
+// times out, for a requeue: the workload's own updates, which the
+// workqueue lets replace a pending requeue, must not make ripple miss it.
+func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.asked[k] {
+		if _, ok := p.waiting[k]; ok {
+			p.leave(k)
+			p.gauge()
+		}
+	}
+	delete(p.asked, k)
+	for _, wave := range p.wavesHeldBy(k) {
+		s := p.waves[wave][k]
+		if s.typ.Available == nil {
+			continue
+		}
+		left := time.Until(s.started.Add(p.timeout))
+		if left <= 0 {
+			// Its read failed in free: ask again, without spinning.
+			left = paceRecheck
+		}
+		deadline = sooner(deadline, left)
+	}
+	return deadline
+}
+
 // wavesHeldBy lists the waves where the workload holds a slot; p.mu is
 // held.
-func (p *pacer) wavesHeldBy(key types.NamespacedName) []string {
+func (p *pacer) wavesHeldBy(k paceKey) []string {
 	var out []string
 	for wave, slots := range p.waves {
-		if _, ok := slots[key]; ok {
+		if _, ok := slots[k]; ok {
 			out = append(out, wave)
 		}
 	}
 	return out
 }
 
-// free drops the slots of the wave whose rollout is done; p.mu is held.
+// free drops the slots of the wave whose rollout is done, and wakes as
+// many waiters; p.mu is held.
 func (p *pacer) free(ctx context.Context, wave string) (timedOut []client.Object) {
+	dropped := false
 	for k, s := range p.waves[wave] {
 		done, late := p.done(ctx, k, s)
 		if late != nil {
@@ -166,20 +232,24 @@ func (p *pacer) free(ctx context.Context, wave string) (timedOut []client.Object
 		}
 		if done {
 			p.drop(wave, k)
+			dropped = true
 		}
+	}
+	if dropped {
+		p.wake(wave)
 	}
 	return timedOut
 }
 
 // wake queues the first waiters of the wave, one per free slot; p.mu is
-// held. They stay in the queue until admitted, so a waiter that never asks
-// again keeps being the one woken until paceRecheck.
+// held. A waiter already woken may be woken again: the workqueue holds a
+// workload once.
 func (p *pacer) wake(wave string) {
-	free := p.max - len(p.waves[wave])
-	for _, w := range p.queues[wave][:min(max(free, 0), len(p.queues[wave]))] {
-		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: w.key.Namespace, Name: w.key.Name}}
+	q := p.queues[wave]
+	for _, k := range q[:min(max(p.max-len(p.waves[wave]), 0), len(q))] {
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
 		select {
-		case p.wakes[w.kind] <- event.GenericEvent{Object: obj}:
+		case p.wakes[k.kind] <- event.GenericEvent{Object: obj}:
 		default:
 		}
 	}
@@ -188,16 +258,19 @@ func (p *pacer) wake(wave string) {
 // done reports whether a rollout's slot is free: its workload is gone, or
 // the controller made the generation after ripple's write available, or
 // the timeout passed (then late is the workload, for an Event).
-func (p *pacer) done(ctx context.Context, key types.NamespacedName, s slot) (done bool, late client.Object) {
+func (p *pacer) done(ctx context.Context, k paceKey, s slot) (done bool, late client.Object) {
+	if s.typ.Available == nil {
+		return true, nil
+	}
 	obj := s.typ.New()
-	err := p.reader.Get(ctx, key, obj)
+	err := p.reader.Get(ctx, k.NamespacedName, obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, nil
 	case err != nil:
-		logf.FromContext(ctx).Error(err, "Cannot read a paced rollout's workload", "workload", key)
+		logf.FromContext(ctx).Error(err, "Cannot read a paced rollout's workload", "workload", k.NamespacedName)
 		return false, nil
-	case s.typ.Available == nil || (obj.GetGeneration() > s.generation && s.typ.Available(obj)):
+	case obj.GetGeneration() > s.generation && s.typ.Available(obj):
 		return true, nil
 	case time.Since(s.started) >= p.timeout:
 		return true, obj
@@ -205,45 +278,53 @@ func (p *pacer) done(ctx context.Context, key types.NamespacedName, s slot) (don
 	return false, nil
 }
 
-// release frees the workload's slot in its wave: its rollout failed.
-func (p *pacer) release(obj client.Object, wave string) {
+// release frees the workload's slot in its wave: its rollout failed, or
+// did not start.
+func (p *pacer) release(typ workload.Type, obj client.Object, wave string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.drop(wave, client.ObjectKeyFromObject(obj))
+	p.drop(wave, paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)})
 	p.wake(wave)
 	p.gauge()
 }
 
-// forget drops a workload from the queue: it has nothing to roll now, or
-// it is gone.
-func (p *pacer) forget(key types.NamespacedName) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.waiting[key]; ok {
-		p.dequeue(key)
-		p.gauge()
-	}
-}
-
 // drop frees a slot; p.mu is held.
-func (p *pacer) drop(wave string, key types.NamespacedName) {
-	delete(p.waves[wave], key)
+func (p *pacer) drop(wave string, k paceKey) {
+	delete(p.waves[wave], k)
 	if len(p.waves[wave]) == 0 {
 		delete(p.waves, wave)
 	}
 }
 
-// dequeue takes a waiter out of its wave's queue; p.mu is held.
-func (p *pacer) dequeue(key types.NamespacedName) {
-	wave, ok := p.waiting[key]
+// prune drops the waiters owed the wave's free slots that stopped asking
+// for one; p.mu is held.
+func (p *pacer) prune(wave string) {
+	for {
+		q := p.queues[wave]
+		i := slices.IndexFunc(q[:min(max(p.max-len(p.waves[wave]), 0), len(q))], func(k paceKey) bool {
+			return time.Since(p.waiting[k].asked) >= staleWaiter
+		})
+		if i < 0 {
+			return
+		}
+		p.leave(q[i])
+	}
+}
+
+// leave takes a waiter out of its wave's queue, and hands the wake-up it
+// may have had to the next; p.mu is held.
+func (p *pacer) leave(k paceKey) {
+	w, ok := p.waiting[k]
 	if !ok {
 		return
 	}
-	delete(p.waiting, key)
-	p.queues[wave] = slices.DeleteFunc(p.queues[wave], func(w waiter) bool { return w.key == key })
+	wave := w.wave
+	delete(p.waiting, k)
+	p.queues[wave] = slices.DeleteFunc(p.queues[wave], func(w paceKey) bool { return w == k })
 	if len(p.queues[wave]) == 0 {
 		delete(p.queues, wave)
 	}
+	p.wake(wave)
 }
 
 // gauge sets the pacing metrics; p.mu is held.
@@ -256,27 +337,32 @@ func (p *pacer) gauge() {
 	rolloutsQueued.Set(float64(len(p.waiting)))
 }
 
-// pace holds a rollout back while its wave has no free slot; ok false
-// means wait to be woken. Without --max-rollouts-in-progress, or under
-// --dry-run, nothing is paced.
-func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string) bool {
+// pace holds a rollout back while its wave has no free slot for it.
+// Without --max-rollouts-in-progress, or under --dry-run, nothing is paced.
+func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string) admission {
 	if r.pacer == nil || r.Opts.DryRun {
-		return true
+		return admitted
 	}
-	ok, timedOut := r.pacer.admit(ctx, r.Type, obj, wave)
+	a, timedOut := r.pacer.admit(ctx, r.Type, obj, wave)
 	r.timedOut(timedOut)
-	if !ok {
+	if a == queued {
 		logf.FromContext(ctx).V(1).Info("Waiting for a slot to roll", "wave", wave)
 	}
-	return ok
+	return a
 }
 
-// settlePaced frees the slot the workload holds once its rollout is done,
-// and wakes the next rollouts of its wave.
-func (r *Reconciler) settlePaced(ctx context.Context, key types.NamespacedName) {
-	if r.pacer != nil {
-		r.timedOut(r.pacer.settle(ctx, key))
+// reconcilePaced wraps a reconcile of a paced workload: first it frees the
+// slot the workload holds once its rollout is done, which wakes the next
+// rollouts of its wave; last it drops the workload from its wave's queue
+// if it no longer waits, and requeues it at its slot's deadline.
+func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	k := paceKey{kind: r.Type.Kind, NamespacedName: req.NamespacedName}
+	r.timedOut(r.pacer.settle(ctx, k))
+	res, err := r.reconcile(ctx, req)
+	if deadline := r.pacer.reconciled(k); deadline > 0 && err == nil {
+		res.RequeueAfter = sooner(res.RequeueAfter, deadline)
 	}
+	return res, err
 }
 
 func (r *Reconciler) timedOut(late []client.Object) {

@@ -176,20 +176,22 @@ type state struct {
 // Reconcile compares the config the workload tracks with its record and
 // writes only when they differ.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.pacer != nil {
+		return r.reconcilePaced(ctx, req)
+	}
+	return r.reconcile(ctx, req)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	triggeredAt, triggered := r.seen.take(req)
 	obj := r.Type.New()
 	// Reconcile only reads the cached object: patch writes to a fresh one.
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.optedIn.set(req.NamespacedName, false)
-			if r.pacer != nil {
-				r.pacer.forget(req.NamespacedName)
-			}
 		}
-		r.settlePaced(ctx, req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	r.settlePaced(ctx, req.NamespacedName)
 	if r.Type.Resume != nil {
 		if res, underway, err := r.Type.Resume(ctx, r.Client, obj); underway {
 			r.resumed(ctx, obj, res)
@@ -321,9 +323,6 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	if rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {
 		skipsTotal.WithLabelValues(skipUnchanged).Inc()
 		return outcome{}, nil
-	}
-	if r.pacer != nil {
-		r.pacer.forget(client.ObjectKeyFromObject(v.obj))
 	}
 	skipsTotal.WithLabelValues(reason).Inc()
 	log.V(1).Info("Recording a change that does not roll", "reason", reason)
@@ -480,8 +479,12 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		return outcome{requeue: left}, nil
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
-	if !r.pace(ctx, v.obj, wave) {
+	switch r.pace(ctx, v.obj, wave) {
+	case queued:
 		return outcome{requeue: paceRecheck}, nil
+	case underway:
+		// Its next update, which passes the predicate, reconciles it.
+		return outcome{}, nil
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,
@@ -491,7 +494,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	}
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
 	if r.pacer != nil && (err != nil || res.Wait > 0 || res.Held != "") {
-		r.pacer.release(v.obj, wave)
+		r.pacer.release(r.Type, v.obj, wave)
 	}
 	if err != nil {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
@@ -530,10 +533,6 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	}
 	log.Info("Rolled workload", "changed", names, "digest", st.digest)
-	if r.pacer != nil {
-		// Its slot frees by itself at the timeout: settle it then.
-		return outcome{rolled: true, requeue: r.pacer.timeout}, nil
-	}
 	return outcome{rolled: true}, nil
 }
 

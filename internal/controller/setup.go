@@ -265,7 +265,7 @@ func (r *Reconciler) interesting() predicate.Predicate {
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			if r.pacer != nil && r.pacer.holds(client.ObjectKeyFromObject(e.ObjectNew)) {
+			if r.pacer != nil && r.pacer.holds(paceKey{kind: r.Type.Kind, NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}) {
 				return true
 			}
 			oldT, newT := r.Type.Template(e.ObjectOld), r.Type.Template(e.ObjectNew)

@@ -12,6 +12,9 @@ import (
 	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
+// paceRecheck is how often a waiting rollout asks again by itself.
+const paceRecheck = 5 * time.Second
+
 // markAvailable writes the status the Deployment controller writes when a
 // rollout is done; no controller manager runs in these specs.
 func markAvailable(d *appsv1.Deployment) {
@@ -124,6 +127,81 @@ var _ = Describe("Paced rollouts", func() {
 		first := rolled()[0]
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2), "the second starts once the first times out")
 		Eventually(eventsFor(first), 5*time.Second).Should(ContainElement(HavePrefix("RolloutTimedOut: Not available 2s after its rollout")))
+	})
+
+	It("frees the slot of a rollout that never becomes available at --rollout-timeout, with nobody waiting", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"))
+		addr := freeAddress()
+		startRipple("--max-rollouts-in-progress=1", "--rollout-timeout=2s", "--metrics-bind-address="+addr)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(1))
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement(HavePrefix("RolloutTimedOut: Not available 2s after its rollout")))
+		Eventually(metric(addr, "ripple_rollouts_in_progress"), 5*time.Second).Should(BeZero())
+	})
+
+	It("gives a Deployment and a StatefulSet of the same name a slot each", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "web", auto, envFromConfigMap("cfg"))
+		sts := createStatefulSet(ns, "web", auto, envFromConfigMap("cfg"))
+		startRipple("--max-rollouts-in-progress=2")
+		beforeDep, beforeSts := recorded(dep), recorded(sts)
+
+		setData(cm, "k", "2")
+
+		Eventually(beforeDep.Rollouts, 10*time.Second).Should(Equal(1))
+		Eventually(beforeSts.Rollouts, 10*time.Second).Should(Equal(1), "the StatefulSet rolls while the Deployment is in progress")
+	})
+
+	It("stops counting the waiters of a change that is undone while they wait", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := wave(ns, "cfg", 4)
+		addr := freeAddress()
+		startRipple("--max-rollouts-in-progress=1", "--metrics-bind-address="+addr)
+		before := recordAll(deps)
+
+		setData(cm, "k", "2")
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
+
+		setData(cm, "k", "1")
+
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(BeZero(), "the three that waited have nothing to roll")
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1))
+	})
+
+	It("drops a waiter that no longer needs a slot, so the next one rolls as soon as a slot frees", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := wave(ns, "cfg", 4)
+		addr := freeAddress()
+		startRipple("--max-rollouts-in-progress=1", "--metrics-bind-address="+addr)
+		before := recordAll(deps)
+
+		setData(cm, "k", "2")
+
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
+		var last *appsv1.Deployment
+		for _, d := range deps {
+			if d.Name == rolled()[0].Name {
+				continue
+			}
+			if last != nil {
+				update(last, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.Auto) })
+			}
+			last = d
+		}
+		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(1.0), "the two that opted out leave the queue")
+
+		markAvailable(rolled()[0])
+
+		Eventually(func() []*appsv1.Deployment { return rolled() }, paceRecheck/2).Should(ContainElement(last),
+			"woken when the slot frees, not at its next recheck")
 	})
 
 	It("never holds up a rollout of another change", func() {
