@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestPauseReadsAGoDurationAndFallsBackToTheDefaultOnAMistake(t *testing.T) {
+func TestPeriodReadsAGoDurationAndFallsBackToTheDefaultOnAMistake(t *testing.T) {
 	const key = PausePeriod
 	for _, tc := range []struct {
 		name    string
@@ -26,7 +26,7 @@ func TestPauseReadsAGoDurationAndFallsBackToTheDefaultOnAMistake(t *testing.T) {
 		{"huge value is shortened", map[string]string{key: strings.Repeat("9", 10000)}, 0, 0, "is not a duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, p := Pause(tc.meta, key, tc.def)
+			got, p := Period(tc.meta, key, tc.def)
 			if got != tc.want {
 				t.Errorf("period = %s, want %s", got, tc.want)
 			}

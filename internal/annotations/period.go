@@ -5,16 +5,17 @@ import (
 	"time"
 )
 
-// MaxPausePeriod bounds a pause period: a longer one is a mistake (a
-// missing unit reads as nanoseconds, an extra digit as days), and a
-// workload paused for it would silently miss its config for that long.
-const MaxPausePeriod = 24 * time.Hour
+// MaxPeriod bounds the periods a workload is held for (a pause period, a
+// minimum rollout interval): a longer one is a mistake (a missing unit
+// reads as nanoseconds, an extra digit as days), and a workload held for
+// it would silently miss its config for that long.
+const MaxPeriod = 24 * time.Hour
 
-// Pause reads the pause period of a workload from its metadata, under key.
+// Period reads a hold period of a workload from its metadata, under key.
 // Absent, def applies. A value that is not a Go duration, negative, or
-// longer than MaxPausePeriod is a Problem, and def applies; "0" turns a
-// default pause off for the workload.
-func Pause(metadata map[string]string, key string, def time.Duration) (time.Duration, *Problem) {
+// longer than MaxPeriod is a Problem, and def applies; "0" turns a
+// default period off for the workload.
+func Period(metadata map[string]string, key string, def time.Duration) (time.Duration, *Problem) {
 	v, ok := metadata[key]
 	if !ok || key == "" {
 		return def, nil
@@ -26,8 +27,8 @@ func Pause(metadata map[string]string, key string, def time.Duration) (time.Dura
 		reason = "is not a duration such as 30s or 5m"
 	case d < 0:
 		reason = "is negative"
-	case d > MaxPausePeriod:
-		reason = fmt.Sprintf("is longer than %s", MaxPausePeriod)
+	case d > MaxPeriod:
+		reason = fmt.Sprintf("is longer than %s", MaxPeriod)
 	default:
 		return d, nil
 	}
