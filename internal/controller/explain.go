@@ -345,7 +345,7 @@ func (e *Explainer) scope(ctx context.Context, ns string, kind refs.Kind, obj cl
 }
 
 func (e *Explainer) views(typ workload.Type) *views {
-	return newViews(typ, e.Opts.Keys, e.Opts.AutoReloadAll, e.Opts.StrategyOf(typ)).withDefaults(e.Opts)
+	return newViews(typ, e.Opts)
 }
 
 // workloadNotes says how the workload rolls, as its view reads it.

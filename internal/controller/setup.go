@@ -68,7 +68,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 			continue
 		}
 		r := &Reconciler{Client: workloadClient(mgr.GetClient(), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
-			views: newViews(typ, opts.Keys, opts.AutoReloadAll, opts.StrategyOf(typ)).withDefaults(opts), seen: newTriggers(), digests: sums,
+			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)

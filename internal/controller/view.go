@@ -77,35 +77,19 @@ const viewCacheSize = 256
 
 // views computes and keeps the views of one workload type.
 type views struct {
-	typ           workload.Type
-	keys          annotations.Keys
-	autoReloadAll bool
+	typ workload.Type
+	// opts gives the defaults of every workload: --reload-strategy,
+	// --pause-period, --min-rollout-interval, --key-precision, and
+	// --enable-pod-refresh, without which a workload that asks for the
+	// refresh strategy is told, and rolls by the default.
+	opts *options.Options
 	// strategy is the default of the type's Strategy, given by its flag.
 	strategy string
-	// reloadStrategy, pausePeriod and precise are the defaults of every
-	// workload, given by --reload-strategy, --pause-period and
-	// --key-precision.
-	reloadStrategy string
-	pausePeriod    time.Duration
-	precise        bool
-	// podRefresh is --enable-pod-refresh: without it, a workload that asks
-	// for the refresh strategy is told, and rolls by the default.
-	podRefresh  bool
-	minInterval time.Duration
-	cache       *lru.Cache // UID -> *view
+	cache    *lru.Cache // UID -> *view
 }
 
-func newViews(typ workload.Type, keys annotations.Keys, autoReloadAll bool, strategy string) *views {
-	return &views{typ: typ, keys: keys, autoReloadAll: autoReloadAll, strategy: strategy, reloadStrategy: workload.StampAnnotations,
-		cache: lru.New(viewCacheSize)}
-}
-
-// withDefaults returns vs with the defaults of every workload's reload
-// strategy, pause period and key precision, and --enable-pod-refresh.
-func (vs *views) withDefaults(o *options.Options) *views {
-	vs.reloadStrategy, vs.pausePeriod, vs.precise, vs.podRefresh = o.ReloadStrategy, o.PausePeriod, o.KeyPrecision, o.EnablePodRefresh
-	vs.minInterval = o.MinRolloutInterval
-	return vs
+func newViews(typ workload.Type, opts *options.Options) *views {
+	return &views{typ: typ, opts: opts, strategy: opts.StrategyOf(typ), cache: lru.New(viewCacheSize)}
 }
 
 // of returns the view of the object at its resourceVersion, or nil when it
@@ -131,7 +115,7 @@ func (vs *views) compute(obj client.Object) *view {
 	}
 	v := &view{
 		version: obj.GetResourceVersion(),
-		policy:  vs.keys.Parse(obj.GetAnnotations(), tmpl.Annotations, vs.autoReloadAll),
+		policy:  vs.opts.Keys.Parse(obj.GetAnnotations(), tmpl.Annotations, vs.opts.AutoReloadAll),
 	}
 	v.referenced, v.usedKeys = references(&tmpl.Spec)
 	if vs.typ.TemplateRef != nil {
@@ -144,10 +128,10 @@ func (vs *views) compute(obj client.Object) *view {
 	v.reloadStrategy, v.pausePeriod = vs.rolling(obj.GetAnnotations(), &v.policy)
 	v.precise = vs.precision(obj.GetAnnotations(), &v.policy)
 	var problem *annotations.Problem
-	if v.minInterval, problem = annotations.Pause(obj.GetAnnotations(), annotations.MinRolloutInterval, vs.minInterval); problem != nil {
+	if v.minInterval, problem = annotations.Period(obj.GetAnnotations(), annotations.MinRolloutInterval, vs.opts.MinRolloutInterval); problem != nil {
 		v.policy.Problems = append(v.policy.Problems, *problem)
 	}
-	v.pausedAt, v.paused, v.pauseErr = annotations.PausedSince(obj.GetAnnotations(), vs.keys.PausedAt)
+	v.pausedAt, v.paused, v.pauseErr = annotations.PausedSince(obj.GetAnnotations(), vs.opts.Keys.PausedAt)
 	var raw string
 	raw, v.hasRecord = obj.GetAnnotations()[annotations.Recorded]
 	if v.hasRecord {
@@ -190,23 +174,23 @@ func (vs *views) strategyOf(obj client.Object, policy *annotations.Policy) strin
 // mistaken value is reported and the default applies. A pause period on a
 // type that cannot pause is reported once it is asked for by annotation.
 func (vs *views) rolling(meta map[string]string, policy *annotations.Policy) (string, time.Duration) {
-	strategy, problem := annotations.Choice(meta, annotations.ReloadStrategy, workload.ReloadStrategies, vs.reloadStrategy)
+	strategy, problem := annotations.Choice(meta, annotations.ReloadStrategy, workload.ReloadStrategies, vs.opts.ReloadStrategy)
 	if problem != nil {
 		policy.Problems = append(policy.Problems, *problem)
 	}
-	if strategy == workload.Refresh && !vs.podRefresh {
+	if strategy == workload.Refresh && !vs.opts.EnablePodRefresh {
 		policy.Problems = append(policy.Problems, annotations.Problem{Annotation: annotations.ReloadStrategy, Value: strategy,
-			Reason: fmt.Sprintf("needs --enable-pod-refresh; %q applies", vs.reloadStrategy)})
-		strategy = vs.reloadStrategy
+			Reason: fmt.Sprintf("needs --enable-pod-refresh; %q applies", vs.opts.ReloadStrategy)})
+		strategy = vs.opts.ReloadStrategy
 	}
 	if vs.typ.Pause == workload.NoPause {
-		if _, asked := meta[vs.keys.PausePeriod]; asked {
-			policy.Problems = append(policy.Problems, annotations.Problem{Annotation: vs.keys.PausePeriod,
-				Value: annotations.Shorten(meta[vs.keys.PausePeriod], 128), Reason: "applies only to Deployments, StatefulSets and DaemonSets"})
+		if _, asked := meta[vs.opts.Keys.PausePeriod]; asked {
+			policy.Problems = append(policy.Problems, annotations.Problem{Annotation: vs.opts.Keys.PausePeriod,
+				Value: annotations.Shorten(meta[vs.opts.Keys.PausePeriod], 128), Reason: "applies only to Deployments, StatefulSets and DaemonSets"})
 		}
 		return strategy, 0
 	}
-	period, problem := annotations.Pause(meta, vs.keys.PausePeriod, vs.pausePeriod)
+	period, problem := annotations.Period(meta, vs.opts.Keys.PausePeriod, vs.opts.PausePeriod)
 	if problem != nil {
 		policy.Problems = append(policy.Problems, *problem)
 	}
@@ -216,7 +200,7 @@ func (vs *views) rolling(meta map[string]string, policy *annotations.Policy) (st
 // precision reads the workload's KeyPrecision annotation; a mistaken value
 // is reported and the default applies.
 func (vs *views) precision(meta map[string]string, policy *annotations.Policy) bool {
-	def := strconv.FormatBool(vs.precise)
+	def := strconv.FormatBool(vs.opts.KeyPrecision)
 	value, problem := annotations.Choice(meta, annotations.KeyPrecision, []string{"false", "true"}, def)
 	if problem != nil {
 		policy.Problems = append(policy.Problems, *problem)

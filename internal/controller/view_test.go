@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
@@ -27,7 +28,7 @@ func deploymentViews(t *testing.T) *views {
 	if !ok {
 		t.Fatal("no deployments type")
 	}
-	return newViews(typ, annotations.DefaultKeys(), false, "")
+	return newViews(typ, &options.Options{Keys: annotations.DefaultKeys(), ReloadStrategy: workload.StampAnnotations})
 }
 
 func TestViews_OneViewPerWorkloadVersion(t *testing.T) {
@@ -107,7 +108,7 @@ func TestViews_ARolloutWithWorkloadRefIsIndexedForEveryObjectItMayTrack(t *testi
 				ro.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{
 					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}
 			}
-			vs := newViews(typ, annotations.DefaultKeys(), false, workload.RolloutTemplate)
+			vs := newViews(typ, &options.Options{Keys: annotations.DefaultKeys(), ReloadStrategy: workload.StampAnnotations})
 			v := vs.of(ro)
 			if got := slices.Sorted(slices.Values(vs.indexValues(ro))); !slices.Equal(got, c.keys) {
 				t.Errorf("index keys = %v, want %v", got, c.keys)

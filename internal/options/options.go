@@ -318,14 +318,14 @@ func (o *Options) validate() []error {
 	if o.RolloutTimeout <= 0 {
 		fail("rollout-timeout", "%s is not positive", o.RolloutTimeout)
 	}
-	if o.MinRolloutInterval < 0 || o.MinRolloutInterval > annotations.MaxPausePeriod {
-		fail("min-rollout-interval", "%s is not between 0 and %s", o.MinRolloutInterval, annotations.MaxPausePeriod)
+	if o.MinRolloutInterval < 0 || o.MinRolloutInterval > annotations.MaxPeriod {
+		fail("min-rollout-interval", "%s is not between 0 and %s", o.MinRolloutInterval, annotations.MaxPeriod)
 	}
 	if o.ReloadStrategy == workload.Refresh && !o.EnablePodRefresh {
 		fail("reload-strategy", "refresh needs --enable-pod-refresh, which needs the right to list and patch pods")
 	}
-	if o.PausePeriod < 0 || o.PausePeriod > annotations.MaxPausePeriod {
-		fail("pause-period", "%s is not between 0 and %s", o.PausePeriod, annotations.MaxPausePeriod)
+	if o.PausePeriod < 0 || o.PausePeriod > annotations.MaxPeriod {
+		fail("pause-period", "%s is not between 0 and %s", o.PausePeriod, annotations.MaxPeriod)
 	}
 	if o.Workers <= 0 {
 		fail("workers", "%d must be positive", o.Workers)
