@@ -87,8 +87,10 @@ type waiter struct {
 
 // slot is one rollout in progress.
 type slot struct {
-	typ        workload.Type
-	started    time.Time
+	typ workload.Type
+	// from is when its timeout starts: when it started, or when the pause
+	// it started with ends.
+	from       time.Time
 	generation int64
 }
 
@@ -123,8 +125,10 @@ func (p *pacer) wakeups(kind string) source.Source {
 // admit lets the workload roll now in its wave when a slot is free and no
 // earlier waiter of the wave is owed it, and takes the slot; otherwise the
 // workload waits in the wave's queue, keeping its place. timedOut lists
-// the slots freed because their rollout timed out, for an Event.
-func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object, wave string) (a admission, timedOut []client.Object) {
+// the slots freed because their rollout timed out, for an Event. paused is
+// the pause period the rollout starts with, if any: the timeout counts
+// from its end.
+func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object, wave string, paused time.Duration) (a admission, timedOut []client.Object) {
 	k := paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -152,7 +156,7 @@ func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object,
 	if p.waves[wave] == nil {
 		p.waves[wave] = map[paceKey]slot{}
 	}
-	p.waves[wave][k] = slot{typ: typ, started: time.Now(), generation: obj.GetGeneration()}
+	p.waves[wave][k] = slot{typ: typ, from: time.Now().Add(paused), generation: obj.GetGeneration()}
 	p.leave(k)
 	return admitted, timedOut
 }
@@ -199,7 +203,7 @@ func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
 		if s.typ.Available == nil {
 			continue
 		}
-		left := time.Until(s.started.Add(p.timeout))
+		left := time.Until(s.from.Add(p.timeout))
 		if left <= 0 {
 			// Its read failed in free: ask again, without spinning.
 			left = paceRecheck
@@ -272,7 +276,7 @@ func (p *pacer) done(ctx context.Context, k paceKey, s slot) (done bool, late cl
 		return false, nil
 	case obj.GetGeneration() > s.generation && s.typ.Available(obj):
 		return true, nil
-	case time.Since(s.started) >= p.timeout:
+	case time.Since(s.from) >= p.timeout:
 		return true, obj
 	}
 	return false, nil
@@ -337,13 +341,14 @@ func (p *pacer) gauge() {
 	rolloutsQueued.Set(float64(len(p.waiting)))
 }
 
-// pace holds a rollout back while its wave has no free slot for it.
-// Without --max-rollouts-in-progress, or under --dry-run, nothing is paced.
-func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string) admission {
+// pace holds a rollout back while its wave has no free slot for it; paused
+// is the pause period it starts with, if any. Without
+// --max-rollouts-in-progress, or under --dry-run, nothing is paced.
+func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, paused time.Duration) admission {
 	if r.pacer == nil || r.Opts.DryRun {
 		return admitted
 	}
-	a, timedOut := r.pacer.admit(ctx, r.Type, obj, wave)
+	a, timedOut := r.pacer.admit(ctx, r.Type, obj, wave, paused)
 	r.timedOut(timedOut)
 	if a == queued {
 		logf.FromContext(ctx).V(1).Info("Waiting for a slot to roll", "wave", wave)

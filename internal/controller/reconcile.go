@@ -479,7 +479,11 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		return outcome{requeue: left}, nil
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
-	switch r.pace(ctx, v.obj, wave) {
+	var paused time.Duration
+	if pause != nil && pause.At != "" {
+		paused = v.pausePeriod
+	}
+	switch r.pace(ctx, v.obj, wave, paused) {
 	case queued:
 		return outcome{requeue: paceRecheck}, nil
 	case underway:

@@ -143,6 +143,27 @@ var _ = Describe("Paced rollouts", func() {
 		Eventually(metric(addr, "ripple_rollouts_in_progress"), 5*time.Second).Should(BeZero())
 	})
 
+	It("counts --rollout-timeout from the end of the pause a paced rollout starts with", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := []*appsv1.Deployment{
+			createDeployment(ns, "a", pauseFor("8s"), envFromConfigMap("cfg")),
+			createDeployment(ns, "b", pauseFor("8s"), envFromConfigMap("cfg")),
+		}
+		startRipple("--max-rollouts-in-progress=1", "--rollout-timeout=2s")
+		before := recordAll(deps)
+
+		setData(cm, "k", "2")
+
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		first := rolled()[0]
+		Consistently(func() int { return len(rolled()) }, 6*time.Second).Should(Equal(1),
+			"the second waits through the first's pause, though the waiting one asks again every 5s")
+		Expect(eventsFor(first)()).NotTo(ContainElement(HavePrefix("RolloutTimedOut")), "paused, not late")
+		Eventually(eventsFor(first), 10*time.Second).Should(ContainElement(HavePrefix("RolloutTimedOut: Not available 2s after its rollout")))
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
+	})
+
 	It("gives a Deployment and a StatefulSet of the same name a slot each", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "web", auto, envFromConfigMap("cfg"))
