@@ -1,8 +1,8 @@
 package controller
 
 import (
+	"container/list"
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -31,14 +31,9 @@ const ReasonRolloutTimedOut = "RolloutTimedOut"
 const paceRecheck = 5 * time.Second
 
 // wakeBuffer bounds the wake-ups not yet taken by a workload type's
-// controller; one that does not fit is left to paceRecheck.
+// controller; one that does not fit is sent again when the wave's next
+// slot frees, or left to paceRecheck.
 const wakeBuffer = 1024
-
-// staleWaiter is how long a waiter keeps its place without asking again:
-// a waiter asks at least every paceRecheck, so one that stopped was never
-// reconciled since (its wake-up did not fit), and must not hold the others
-// back.
-const staleWaiter = 3 * paceRecheck
 
 // pacer keeps, for each wave (one version of one changed object), the
 // rollouts it started that are not available yet, and lets a rollout of
@@ -47,13 +42,15 @@ const staleWaiter = 3 * paceRecheck
 // reconcilers of every workload type, and lives in memory: after a
 // restart, a wave starts over with max free slots.
 //
-// Waiters are served in the order they first asked. Each reconcile of a
-// workload starts with settle, which frees the slots that are done, and
-// ends with reconciled, which drops a waiter that no longer asked for a
-// slot. Whenever a slot frees or a waiter leaves, wake reconciles the
-// wave's first waiters, as many as there are free slots. A workload
-// holding a slot is reconciled on each of its updates (the predicate asks
-// holds), and at its slot's deadline.
+// Waiters are served in the order they joined their wave's queue. Each
+// reconcile of a workload starts with settle, which frees the workload's
+// slot once its rollout is done, and ends with reconciled, which takes a
+// waiter that did not ask for a slot in it out of the queue: it has
+// nothing to roll now, or its reconcile failed, and it joins at the back
+// when it asks again. Whenever a slot frees or a waiter leaves, wake
+// reconciles the waiters now owed a free slot. A workload holding a slot
+// is reconciled on each of its updates (the predicate asks holds), and at
+// its slot's deadline.
 type pacer struct {
 	max     int
 	timeout time.Duration
@@ -62,10 +59,10 @@ type pacer struct {
 	mu sync.Mutex
 	// waves holds the slots of each wave; they are few at a time.
 	waves map[string]map[paceKey]slot
-	// queues holds each wave's waiters in order, and waiting the wave of
-	// each waiter.
-	queues  map[string][]paceKey
-	waiting map[paceKey]waiter
+	// queues holds each wave's waiters in order (*waiter values), and
+	// waiting the element of each waiter.
+	queues  map[string]*list.List
+	waiting map[paceKey]*list.Element
 	// asked holds the waiters that asked for a slot in the reconcile under
 	// way: reconciled drops the others.
 	asked map[paceKey]bool
@@ -81,8 +78,10 @@ type paceKey struct {
 
 // waiter is a workload waiting for a slot in a wave.
 type waiter struct {
-	wave  string
-	asked time.Time
+	key  paceKey
+	wave string
+	// woken says a wake-up was sent since it last asked.
+	woken bool
 }
 
 // slot is one rollout in progress.
@@ -109,7 +108,7 @@ const (
 
 func newPacer(limit int, timeout time.Duration, reader client.Reader) *pacer {
 	return &pacer{max: limit, timeout: timeout, reader: reader,
-		waves: map[string]map[paceKey]slot{}, queues: map[string][]paceKey{}, waiting: map[paceKey]waiter{},
+		waves: map[string]map[paceKey]slot{}, queues: map[string]*list.List{}, waiting: map[paceKey]*list.Element{},
 		asked: map[paceKey]bool{}, wakes: map[string]chan event.GenericEvent{}}
 }
 
@@ -124,41 +123,61 @@ func (p *pacer) wakeups(kind string) source.Source {
 
 // admit lets the workload roll now in its wave when a slot is free and no
 // earlier waiter of the wave is owed it, and takes the slot; otherwise the
-// workload waits in the wave's queue, keeping its place. timedOut lists
-// the slots freed because their rollout timed out, for an Event. paused is
-// the pause period the rollout starts with, if any: the timeout counts
-// from its end.
-func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object, wave string, paused time.Duration) (a admission, timedOut []client.Object) {
+// workload waits in the wave's queue, keeping its place. paused is the
+// pause period the rollout starts with, if any: the timeout counts from
+// its end.
+func (p *pacer) admit(typ workload.Type, obj client.Object, wave string, paused time.Duration) admission {
 	k := paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.gauge()
-	timedOut = p.free(ctx, wave)
 	if _, held := p.waves[wave][k]; held {
-		return underway, timedOut
+		return underway
 	}
-	p.prune(wave)
-	free := max(p.max-len(p.waves[wave]), 0)
-	q := p.queues[wave]
-	w, waits := p.waiting[k]
-	waits = waits && w.wave == wave
-	if waits && !slices.Contains(q[:min(free, len(q))], k) || !waits && len(q) >= free {
-		if !waits {
-			// A workload whose change moved on to a newer version waits
-			// in that version's wave.
-			p.leave(k)
-			p.queues[wave] = append(p.queues[wave], k)
-		}
-		p.waiting[k] = waiter{wave: wave, asked: time.Now()}
+	if !p.owed(k, wave) {
+		p.join(k, wave)
 		p.asked[k] = true
-		return queued, timedOut
+		return queued
 	}
 	if p.waves[wave] == nil {
 		p.waves[wave] = map[paceKey]slot{}
 	}
 	p.waves[wave][k] = slot{typ: typ, from: time.Now().Add(paused), generation: obj.GetGeneration()}
 	p.leave(k)
-	return admitted, timedOut
+	return admitted
+}
+
+// owed reports whether one of the wave's free slots is the workload's: it
+// is among the first waiters, as many as free slots, or nobody waits
+// for one; p.mu is held.
+func (p *pacer) owed(k paceKey, wave string) bool {
+	free := p.max - len(p.waves[wave])
+	q := p.queues[wave]
+	if e, ok := p.waiting[k]; !ok || e.Value.(*waiter).wave != wave {
+		return q == nil && free > 0 || q != nil && q.Len() < free
+	}
+	for e := q.Front(); e != nil && free > 0; e, free = e.Next(), free-1 {
+		if e.Value.(*waiter).key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// join queues the workload in the wave, at the back unless it waits there
+// already; p.mu is held.
+func (p *pacer) join(k paceKey, wave string) {
+	if e, ok := p.waiting[k]; ok && e.Value.(*waiter).wave == wave {
+		e.Value.(*waiter).woken = false
+		return
+	}
+	// A workload whose change moved on to a newer version waits in that
+	// version's wave.
+	p.leave(k)
+	if p.queues[wave] == nil {
+		p.queues[wave] = list.New()
+	}
+	p.waiting[k] = p.queues[wave].PushBack(&waiter{key: k, wave: wave})
 }
 
 // holds reports whether the workload holds a slot.
@@ -168,34 +187,37 @@ func (p *pacer) holds(k paceKey) bool {
 	return len(p.wavesHeldBy(k)) > 0
 }
 
-// settle frees the slots that are done in the waves where the workload
-// holds one, which wakes as many waiters.
-func (p *pacer) settle(ctx context.Context, k paceKey) (timedOut []client.Object) {
+// settle frees the workload's slots whose rollout is done, and wakes as
+// many waiters. timedOut is the workload, for an Event, when its rollout
+// timed out.
+func (p *pacer) settle(ctx context.Context, k paceKey) (timedOut client.Object) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	waves := p.wavesHeldBy(k)
-	for _, wave := range waves {
-		timedOut = append(timedOut, p.free(ctx, wave)...)
-	}
-	if len(waves) > 0 {
-		p.gauge()
+	for _, wave := range p.wavesHeldBy(k) {
+		done, late := p.done(ctx, k, p.waves[wave][k])
+		if late != nil {
+			timedOut = late
+		}
+		if done {
+			p.drop(wave, k)
+			p.wake(wave)
+			p.gauge()
+		}
 	}
 	return timedOut
 }
 
 // reconciled ends a reconcile of the workload: a waiter that did not ask
-// for a slot in it has nothing to roll now, or is gone, and leaves its
-// queue. It returns how long until the workload's slot, if it holds one,
-// times out, for a requeue: the workload's own updates, which the
-// workqueue lets replace a pending requeue, must not make ripple miss it.
+// for a slot in it leaves its queue. It returns how long until the
+// workload's slot, if it holds one, times out, for a requeue: the
+// workload's own updates, which the workqueue lets replace a pending
+// requeue, must not make ripple miss it.
 func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.asked[k] {
-		if _, ok := p.waiting[k]; ok {
-			p.leave(k)
-			p.gauge()
-		}
+	if _, ok := p.waiting[k]; ok && !p.asked[k] {
+		p.leave(k)
+		p.gauge()
 	}
 	delete(p.asked, k)
 	for _, wave := range p.wavesHeldBy(k) {
@@ -205,7 +227,7 @@ func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
 		}
 		left := time.Until(s.from.Add(p.timeout))
 		if left <= 0 {
-			// Its read failed in free: ask again, without spinning.
+			// Its read failed in settle: ask again, without spinning.
 			left = paceRecheck
 		}
 		deadline = sooner(deadline, left)
@@ -225,35 +247,22 @@ func (p *pacer) wavesHeldBy(k paceKey) []string {
 	return out
 }
 
-// free drops the slots of the wave whose rollout is done, and wakes as
-// many waiters; p.mu is held.
-func (p *pacer) free(ctx context.Context, wave string) (timedOut []client.Object) {
-	dropped := false
-	for k, s := range p.waves[wave] {
-		done, late := p.done(ctx, k, s)
-		if late != nil {
-			timedOut = append(timedOut, late)
-		}
-		if done {
-			p.drop(wave, k)
-			dropped = true
-		}
-	}
-	if dropped {
-		p.wake(wave)
-	}
-	return timedOut
-}
-
-// wake queues the first waiters of the wave, one per free slot; p.mu is
-// held. A waiter already woken may be woken again: the workqueue holds a
-// workload once.
+// wake sends a wake-up to each waiter owed a free slot of the wave that
+// has none since it last asked; p.mu is held.
 func (p *pacer) wake(wave string) {
 	q := p.queues[wave]
-	for _, k := range q[:min(max(p.max-len(p.waves[wave]), 0), len(q))] {
-		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
+	if q == nil {
+		return
+	}
+	for e, free := q.Front(), p.max-len(p.waves[wave]); e != nil && free > 0; e, free = e.Next(), free-1 {
+		w := e.Value.(*waiter)
+		if w.woken {
+			continue
+		}
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: w.key.Namespace, Name: w.key.Name}}
 		select {
-		case p.wakes[k.kind] <- event.GenericEvent{Object: obj}:
+		case p.wakes[w.key.kind] <- event.GenericEvent{Object: obj}:
+			w.woken = true
 		default:
 		}
 	}
@@ -300,32 +309,18 @@ func (p *pacer) drop(wave string, k paceKey) {
 	}
 }
 
-// prune drops the waiters owed the wave's free slots that stopped asking
-// for one; p.mu is held.
-func (p *pacer) prune(wave string) {
-	for {
-		q := p.queues[wave]
-		i := slices.IndexFunc(q[:min(max(p.max-len(p.waves[wave]), 0), len(q))], func(k paceKey) bool {
-			return time.Since(p.waiting[k].asked) >= staleWaiter
-		})
-		if i < 0 {
-			return
-		}
-		p.leave(q[i])
-	}
-}
-
 // leave takes a waiter out of its wave's queue, and hands the wake-up it
 // may have had to the next; p.mu is held.
 func (p *pacer) leave(k paceKey) {
-	w, ok := p.waiting[k]
+	e, ok := p.waiting[k]
 	if !ok {
 		return
 	}
-	wave := w.wave
 	delete(p.waiting, k)
-	p.queues[wave] = slices.DeleteFunc(p.queues[wave], func(w paceKey) bool { return w == k })
-	if len(p.queues[wave]) == 0 {
+	wave := e.Value.(*waiter).wave
+	q := p.queues[wave]
+	q.Remove(e)
+	if q.Len() == 0 {
 		delete(p.queues, wave)
 	}
 	p.wake(wave)
@@ -348,8 +343,7 @@ func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, p
 	if r.pacer == nil || r.Opts.DryRun {
 		return admitted
 	}
-	a, timedOut := r.pacer.admit(ctx, r.Type, obj, wave, paused)
-	r.timedOut(timedOut)
+	a := r.pacer.admit(r.Type, obj, wave, paused)
 	if a == queued {
 		logf.FromContext(ctx).V(1).Info("Waiting for a slot to roll", "wave", wave)
 	}
@@ -362,19 +356,15 @@ func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, p
 // if it no longer waits, and requeues it at its slot's deadline.
 func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	k := paceKey{kind: r.Type.Kind, NamespacedName: req.NamespacedName}
-	r.timedOut(r.pacer.settle(ctx, k))
+	if late := r.pacer.settle(ctx, k); late != nil {
+		r.event(late, corev1.EventTypeWarning, ReasonRolloutTimedOut, "Reload",
+			"Not available %s after its rollout; the next rollouts of the same change go on", r.pacer.timeout)
+	}
 	res, err := r.reconcile(ctx, req)
 	if deadline := r.pacer.reconciled(k); deadline > 0 && err == nil {
 		res.RequeueAfter = sooner(res.RequeueAfter, deadline)
 	}
 	return res, err
-}
-
-func (r *Reconciler) timedOut(late []client.Object) {
-	for _, obj := range late {
-		r.event(obj, corev1.EventTypeWarning, ReasonRolloutTimedOut, "Reload",
-			"Not available %s after its rollout; the next rollouts of the same change go on", r.pacer.timeout)
-	}
 }
 
 // waveOf names the wave of a rollout: the first changed object, in the

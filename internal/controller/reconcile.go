@@ -243,7 +243,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 	}
 	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: endHold}
 	res, err := r.converge(ctx, st)
-	if err == nil && st.endHold && !res.rolled {
+	if err == nil && st.endHold && !res.rolled && !res.paced {
 		err = r.endHold(ctx, st)
 	}
 	if apierrors.IsConflict(err) {
@@ -280,7 +280,10 @@ func ignoreRaces(err error) error {
 }
 
 type outcome struct {
-	rolled  bool
+	rolled bool
+	// paced says the rollout waits for a slot, or already started: a hold
+	// it would end stays until it rolls.
+	paced   bool
 	requeue time.Duration
 }
 
@@ -485,10 +488,10 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	}
 	switch r.pace(ctx, v.obj, wave, paused) {
 	case queued:
-		return outcome{requeue: paceRecheck}, nil
+		return outcome{paced: true, requeue: paceRecheck}, nil
 	case underway:
 		// Its next update, which passes the predicate, reconciles it.
-		return outcome{}, nil
+		return outcome{paced: true}, nil
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,

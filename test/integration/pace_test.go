@@ -195,34 +195,35 @@ var _ = Describe("Paced rollouts", func() {
 		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1))
 	})
 
-	It("drops a waiter that no longer needs a slot, so the next one rolls as soon as a slot frees", func() {
+	It("keeps a StatefulSet's hold while it waits for a slot, and rolls it once a slot frees", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		deps := wave(ns, "cfg", 4)
-		addr := freeAddress()
-		startRipple("--max-rollouts-in-progress=1", "--metrics-bind-address="+addr)
-		before := recordAll(deps)
+		sets := []*appsv1.StatefulSet{
+			createStatefulSet(ns, "a", pauseFor("2s"), envFromConfigMap("cfg")),
+			createStatefulSet(ns, "b", pauseFor("2s"), envFromConfigMap("cfg")),
+		}
+		startRipple("--max-rollouts-in-progress=1")
+		before := []state{recorded(sets[0]), recorded(sets[1])}
 
 		setData(cm, "k", "2")
 
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
-		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
-		var last *appsv1.Deployment
-		for _, d := range deps {
-			if d.Name == rolled()[0].Name {
-				continue
-			}
-			if last != nil {
-				update(last, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.Auto) })
-			}
-			last = d
+		Eventually(func() int { return before[0].Rollouts() + before[1].Rollouts() }, 10*time.Second).Should(Equal(1))
+		first, second := 0, 1
+		if before[1].Rollouts() == 1 {
+			first, second = 1, 0
 		}
-		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(1.0), "the two that opted out leave the queue")
+		held := pausedAt(sets[second])()
+		Expect(held).NotTo(BeEmpty())
+		Consistently(pausedAt(sets[second]), 3*time.Second).Should(Equal(held), "its hold neither ends nor starts over while it waits")
+		Expect(before[second].Rollouts()).To(BeZero())
 
-		markAvailable(rolled()[0])
+		s := sets[first]
+		Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1,
+			CurrentRevision: "r", UpdateRevision: "r"}
+		Expect(k8s.Status().Update(suiteCtx, s)).To(Succeed())
 
-		Eventually(func() []*appsv1.Deployment { return rolled() }, paceRecheck/2).Should(ContainElement(last),
-			"woken when the slot frees, not at its next recheck")
+		Eventually(before[second].Rollouts, 10*time.Second).Should(Equal(1))
+		Expect(eventsFor(sets[second])()).To(ContainElement(HavePrefix("ReloadPaused:")))
 	})
 
 	It("never holds up a rollout of another change", func() {
