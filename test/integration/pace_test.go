@@ -12,9 +12,6 @@ import (
 	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
-// paceRecheck is how often a waiting rollout asks again by itself.
-const paceRecheck = 5 * time.Second
-
 // markAvailable writes the status the Deployment controller writes when a
 // rollout is done; no controller manager runs in these specs.
 func markAvailable(d *appsv1.Deployment) {
