@@ -354,17 +354,18 @@ func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, p
 // slot the workload holds once its rollout is done, which wakes the next
 // rollouts of its wave; last it drops the workload from its wave's queue
 // if it no longer waits, and requeues it at its slot's deadline.
-func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	k := paceKey{kind: r.Type.Kind, NamespacedName: req.NamespacedName}
 	if late := r.pacer.settle(ctx, k); late != nil {
 		r.event(late, corev1.EventTypeWarning, ReasonRolloutTimedOut, "Reload",
 			"Not available %s after its rollout; the next rollouts of the same change go on", r.pacer.timeout)
 	}
-	res, err := r.reconcile(ctx, req)
-	if deadline := r.pacer.reconciled(k); deadline > 0 && err == nil {
-		res.RequeueAfter = sooner(res.RequeueAfter, deadline)
-	}
-	return res, err
+	defer func() {
+		if deadline := r.pacer.reconciled(k); deadline > 0 && err == nil {
+			res.RequeueAfter = sooner(res.RequeueAfter, deadline)
+		}
+	}()
+	return r.reconcile(ctx, req)
 }
 
 // waveOf names the wave of a rollout: the first changed object, in the
