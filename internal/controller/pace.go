@@ -87,6 +87,8 @@ type waiter struct {
 // slot is one rollout in progress.
 type slot struct {
 	typ workload.Type
+	// uid tells the workload from one recreated under its name.
+	uid types.UID
 	// from is when its timeout starts: when it started, or when the pause
 	// it started with ends.
 	from       time.Time
@@ -142,7 +144,7 @@ func (p *pacer) admit(typ workload.Type, obj client.Object, wave string, paused 
 	if p.waves[wave] == nil {
 		p.waves[wave] = map[paceKey]slot{}
 	}
-	p.waves[wave][k] = slot{typ: typ, from: time.Now().Add(paused), generation: obj.GetGeneration()}
+	p.waves[wave][k] = slot{typ: typ, uid: obj.GetUID(), from: time.Now().Add(paused), generation: obj.GetGeneration()}
 	p.leave(k)
 	return admitted
 }
@@ -268,9 +270,10 @@ func (p *pacer) wake(wave string) {
 	}
 }
 
-// done reports whether a rollout's slot is free: its workload is gone, or
-// the controller made the generation after ripple's write available, or
-// the timeout passed (then late is the workload, for an Event).
+// done reports whether a rollout's slot is free: its workload is gone
+// (perhaps recreated under its name), or the controller made the
+// generation after ripple's write available, or the timeout passed (then
+// late is the workload, for an Event).
 func (p *pacer) done(ctx context.Context, k paceKey, s slot) (done bool, late client.Object) {
 	if s.typ.Available == nil {
 		return true, nil
@@ -283,6 +286,8 @@ func (p *pacer) done(ctx context.Context, k paceKey, s slot) (done bool, late cl
 	case err != nil:
 		logf.FromContext(ctx).Error(err, "Cannot read a paced rollout's workload", "workload", k.NamespacedName)
 		return false, nil
+	case obj.GetUID() != s.uid:
+		return true, nil
 	case obj.GetGeneration() > s.generation && s.typ.Available(obj):
 		return true, nil
 	case time.Since(s.from) >= p.timeout:

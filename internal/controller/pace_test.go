@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/ripple-controller/ripple/internal/workload"
@@ -46,6 +49,11 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 			{"admit", "Deployment", "b", queued}, {"release", "Deployment", "a", 0},
 			{"admit", "Deployment", "c", queued}, {"admit", "Deployment", "b", admitted},
 		}, []string{"b"}},
+		{"a waiter is woken once until it asks again", 2, []paceStep{
+			{"admit", "Deployment", "a", admitted}, {"admit", "Deployment", "b", admitted},
+			{"admit", "Deployment", "c", queued}, {"admit", "Deployment", "d", queued},
+			{"release", "Deployment", "a", 0}, {"release", "Deployment", "b", 0},
+		}, []string{"c", "d"}},
 		{"a workload that holds a slot is underway, not admitted again", 2, []paceStep{
 			{"admit", "Deployment", "a", admitted}, {"admit", "Deployment", "a", underway},
 		}, nil},
@@ -98,4 +106,46 @@ func paceObject(t *testing.T, kind, name string) (workload.Type, *metav1.Partial
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 1}}
 	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind))
 	return typ, obj
+}
+
+func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
+	typ, ok := workload.ByPlural("deployments")
+	if !ok {
+		t.Fatal("no deployments type")
+	}
+	started := slot{typ: typ, uid: "old", generation: 1, from: time.Now()}
+	deployment := func(uid types.UID, generation int64, available bool) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: uid, Generation: generation}}
+		if available {
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: generation, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		name       string
+		existing   *appsv1.Deployment
+		slot       slot
+		done, late bool
+	}{
+		{"in progress", deployment("old", 2, false), started, false, false},
+		{"the generation ripple wrote is available", deployment("old", 2, true), started, true, false},
+		{"an older generation is available, not ripple's", deployment("old", 1, true), started, false, false},
+		{"deleted", nil, started, true, false},
+		{"deleted and created again under its name", deployment("new", 1, false), started, true, false},
+		{"past the timeout", deployment("old", 2, false), slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(-2 * time.Minute)}, true, true},
+		{"paused, its timeout not started", deployment("old", 2, false), slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(time.Minute)}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := fake.NewClientBuilder()
+			if tc.existing != nil {
+				b = b.WithObjects(tc.existing)
+			}
+			p := newPacer(1, time.Minute, b.Build())
+			k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+			done, late := p.done(context.Background(), k, tc.slot)
+			if done != tc.done || (late != nil) != tc.late {
+				t.Errorf("done, late = %t, %v; want %t, late %t", done, late, tc.done, tc.late)
+			}
+		})
+	}
 }

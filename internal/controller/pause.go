@@ -121,3 +121,15 @@ func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark
 		names, v.pausePeriod)
 	return nil, true, nil
 }
+
+// pausedFor is how long a rollout written now stays paused: the period of
+// the pause it starts, or what is left of the pause a Deployment is in.
+func (r *Reconciler) pausedFor(v state, mark *workload.PauseMark) time.Duration {
+	switch {
+	case mark != nil && mark.At != "":
+		return v.pausePeriod
+	case v.paused && r.Type.Pause == workload.PauseSpec:
+		return max(r.pauseLeft(v.view), 0)
+	}
+	return 0
+}

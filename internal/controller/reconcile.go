@@ -482,11 +482,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		return outcome{requeue: left}, nil
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
-	var paused time.Duration
-	if pause != nil && pause.At != "" {
-		paused = v.pausePeriod
-	}
-	switch r.pace(ctx, v.obj, wave, paused) {
+	switch r.pace(ctx, v.obj, wave, r.pausedFor(v, pause)) {
 	case queued:
 		return outcome{paced: true, requeue: paceRecheck}, nil
 	case underway:

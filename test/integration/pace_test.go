@@ -161,6 +161,20 @@ var _ = Describe("Paced rollouts", func() {
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
 	})
 
+	It("counts --rollout-timeout of a change made during a pause from the end of that pause", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("8s"), envFromConfigMap("cfg"))
+		startRipple("--max-rollouts-in-progress=1", "--rollout-timeout=2s")
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(pausedAt(dep), 10*time.Second).ShouldNot(BeEmpty())
+
+		setData(cm, "k", "3")
+
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(2), "the second change reaches the paused Deployment")
+		Consistently(eventsFor(dep), 4*time.Second).ShouldNot(ContainElement(HavePrefix("RolloutTimedOut")), "paused, not late")
+	})
+
 	It("gives a Deployment and a StatefulSet of the same name a slot each", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "web", auto, envFromConfigMap("cfg"))
