@@ -209,14 +209,16 @@ var _ = Describe("Pause periods", func() {
 
 	It("resumes a Deployment whose pause ended while ripple was down as soon as ripple starts", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", pauseFor("1s"), envFromConfigMap("cfg"))
+		// The pause's start is written in whole seconds, so a 1s pause can
+		// end within milliseconds of the rollout, before a poll sees it.
+		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
 		first := startRipple()
 		recorded(dep)
 		setData(cm, "k", "2")
 		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
 		first.stop()
 		Expect(specPaused(dep)()).To(BeTrue(), "still paused while ripple is down")
-		waitServerPast(ns, mustParseTime(pausedAt(dep)()).Unix()+2)
+		waitServerPast(ns, mustParseTime(pausedAt(dep)()).Unix()+4)
 
 		startRipple()
 
