@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -53,22 +54,38 @@ func recordAll(deps []*appsv1.Deployment) []state {
 	return out
 }
 
+// pacedWave is a change of ConfigMap cfg that n Deployments use, under
+// --max-rollouts-in-progress=limit (and args), once limit of them rolled
+// and the rest wait; addr serves ripple's metrics.
+type pacedWave struct {
+	cm     *corev1.ConfigMap
+	deps   []*appsv1.Deployment
+	before []state
+	addr   string
+	rolled func() []*appsv1.Deployment
+}
+
+func startPacedWave(ns string, n, limit int, args ...string) pacedWave {
+	GinkgoHelper()
+	w := pacedWave{cm: createConfigMap(ns, "cfg", map[string]string{"k": "1"}), deps: wave(ns, "cfg", n), addr: freeAddress()}
+	startRipple(append(args, fmt.Sprintf("--max-rollouts-in-progress=%d", limit), "--metrics-bind-address="+w.addr)...)
+	w.before = recordAll(w.deps)
+
+	setData(w.cm, "k", "2")
+
+	w.rolled = rolledOf(w.deps, w.before)
+	Eventually(func() int { return len(w.rolled()) }, 10*time.Second).Should(Equal(limit))
+	Eventually(metric(w.addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(float64(n - limit)))
+	return w
+}
+
 var _ = Describe("Paced rollouts", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace(nil) })
 
 	It("starts at most --max-rollouts-in-progress rollouts of one change, and the next as earlier ones become available", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		deps := wave(ns, "cfg", 5)
-		addr := freeAddress()
-		startRipple("--max-rollouts-in-progress=2", "--metrics-bind-address="+addr)
-		before := recordAll(deps)
-
-		setData(cm, "k", "2")
-
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
-		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
+		w := startPacedWave(ns, 5, 2)
+		deps, before, addr, rolled := w.deps, w.before, w.addr, w.rolled
 		requeues := metric(addr, `controller_runtime_reconcile_total{controller="deployments",result="requeue_after"}`)
 		waited := requeues()
 		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(2), "no third while two are in progress")
@@ -92,17 +109,8 @@ var _ = Describe("Paced rollouts", func() {
 	})
 
 	It("no longer counts a queued workload in ripple_rollouts_queued once it is deleted", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		deps := wave(ns, "cfg", 3)
-		addr := freeAddress()
-		startRipple("--max-rollouts-in-progress=1", "--metrics-bind-address="+addr)
-		before := recordAll(deps)
-
-		setData(cm, "k", "2")
-
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
-		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(2.0))
+		w := startPacedWave(ns, 3, 1)
+		deps, addr, rolled := w.deps, w.addr, w.rolled
 		for _, d := range deps {
 			if d.Name != rolled()[0].Name {
 				Expect(k8s.Delete(suiteCtx, d)).To(Succeed())
@@ -112,15 +120,8 @@ var _ = Describe("Paced rollouts", func() {
 	})
 
 	It("moves on after --rollout-timeout and says so on the rollout that did not become available", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		deps := wave(ns, "cfg", 2)
-		startRipple("--max-rollouts-in-progress=1", "--rollout-timeout=2s")
-		before := recordAll(deps)
-
-		setData(cm, "k", "2")
-
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		w := startPacedWave(ns, 2, 1, "--rollout-timeout=2s")
+		rolled := w.rolled
 		first := rolled()[0]
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2), "the second starts once the first times out")
 		Eventually(eventsFor(first), 5*time.Second).Should(ContainElement(HavePrefix("RolloutTimedOut: Not available 2s after its rollout")))
@@ -189,16 +190,8 @@ var _ = Describe("Paced rollouts", func() {
 	})
 
 	It("stops counting the waiters of a change that is undone while they wait", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		deps := wave(ns, "cfg", 4)
-		addr := freeAddress()
-		startRipple("--max-rollouts-in-progress=1", "--metrics-bind-address="+addr)
-		before := recordAll(deps)
-
-		setData(cm, "k", "2")
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
-		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(Equal(3.0))
+		w := startPacedWave(ns, 4, 1)
+		cm, addr, rolled := w.cm, w.addr, w.rolled
 
 		setData(cm, "k", "1")
 
