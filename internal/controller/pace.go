@@ -57,8 +57,11 @@ type pacer struct {
 	reader  client.Reader
 
 	mu sync.Mutex
-	// waves holds the slots of each wave; they are few at a time.
+	// waves holds the slots of each wave; they are few at a time. held
+	// counts each holder's slots, for the update predicate, which asks on
+	// every update of every workload.
 	waves map[string]map[paceKey]slot
+	held  map[paceKey]int
 	// queues holds each wave's waiters in order (*waiter values), and
 	// waiting the element of each waiter.
 	queues  map[string]*list.List
@@ -110,7 +113,7 @@ const (
 
 func newPacer(limit int, timeout time.Duration, reader client.Reader) *pacer {
 	return &pacer{max: limit, timeout: timeout, reader: reader,
-		waves: map[string]map[paceKey]slot{}, queues: map[string]*list.List{}, waiting: map[paceKey]*list.Element{},
+		waves: map[string]map[paceKey]slot{}, held: map[paceKey]int{}, queues: map[string]*list.List{}, waiting: map[paceKey]*list.Element{},
 		asked: map[paceKey]bool{}, wakes: map[string]chan event.GenericEvent{}}
 }
 
@@ -145,6 +148,7 @@ func (p *pacer) admit(typ workload.Type, obj client.Object, wave string, paused 
 		p.waves[wave] = map[paceKey]slot{}
 	}
 	p.waves[wave][k] = slot{typ: typ, uid: obj.GetUID(), from: time.Now().Add(paused), generation: obj.GetGeneration()}
+	p.held[k]++
 	p.leave(k)
 	return admitted
 }
@@ -156,7 +160,11 @@ func (p *pacer) owed(k paceKey, wave string) bool {
 	free := p.max - len(p.waves[wave])
 	q := p.queues[wave]
 	if e, ok := p.waiting[k]; !ok || e.Value.(*waiter).wave != wave {
-		return q == nil && free > 0 || q != nil && q.Len() < free
+		waiting := 0
+		if q != nil {
+			waiting = q.Len()
+		}
+		return waiting < free
 	}
 	for e := q.Front(); e != nil && free > 0; e, free = e.Next(), free-1 {
 		if e.Value.(*waiter).key == k {
@@ -186,7 +194,7 @@ func (p *pacer) join(k paceKey, wave string) {
 func (p *pacer) holds(k paceKey) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.wavesHeldBy(k)) > 0
+	return p.held[k] > 0
 }
 
 // settle frees the workload's slots whose rollout is done, and wakes as
@@ -240,6 +248,9 @@ func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
 // wavesHeldBy lists the waves where the workload holds a slot; p.mu is
 // held.
 func (p *pacer) wavesHeldBy(k paceKey) []string {
+	if p.held[k] == 0 {
+		return nil
+	}
 	var out []string
 	for wave, slots := range p.waves {
 		if _, ok := slots[k]; ok {
@@ -308,6 +319,12 @@ func (p *pacer) release(typ workload.Type, obj client.Object, wave string) {
 
 // drop frees a slot; p.mu is held.
 func (p *pacer) drop(wave string, k paceKey) {
+	if _, ok := p.waves[wave][k]; !ok {
+		return
+	}
+	if p.held[k]--; p.held[k] == 0 {
+		delete(p.held, k)
+	}
 	delete(p.waves[wave], k)
 	if len(p.waves[wave]) == 0 {
 		delete(p.waves, wave)

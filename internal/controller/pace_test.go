@@ -83,6 +83,9 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 				if n := len(p.waves[wave]); n > tc.max {
 					t.Fatalf("step %d: %d in progress, max %d", i, n, tc.max)
 				}
+				if _, inWave := p.waves[wave][k]; p.holds(k) != inWave {
+					t.Fatalf("step %d: holds(%s %s) = %t, against the wave's slots", i, s.kind, s.name, !inWave)
+				}
 			}
 			close(wakes)
 			var woken []string
