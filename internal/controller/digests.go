@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
@@ -19,8 +20,9 @@ import (
 
 // digests holds the data digest of each tracked ConfigMap and Secret at one
 // resourceVersion. The informer cache keeps their metadata only, so the data
-// of objects no workload tracks never reaches ripple, and the data of a
-// tracked one is in memory only while one GET is decoded and hashed.
+// of a Secret no workload tracks never reaches ripple, and the data of a
+// tracked object is in memory only while one GET, or for a ConfigMap one
+// event of its feed, is decoded and hashed.
 type digests struct {
 	reader client.Reader // reads the API server, never a cache
 	flight singleflight.Group
@@ -28,7 +30,16 @@ type digests struct {
 	mu    sync.Mutex
 	byUID map[types.UID]versionSum
 	born  births
+	// fed holds the namespaces whose ConfigMaps a feed watches now, ""
+	// for all; awaited the ConfigMap versions a reconcile waits for.
+	fed     map[string]bool
+	awaited map[string]chan struct{}
 }
+
+// feedWait bounds the wait for a feed's event of a ConfigMap version the
+// cache already holds; the two watches see a change at about the same
+// time, and a GET follows a wait in vain.
+const feedWait = 500 * time.Millisecond
 
 type versionSum struct {
 	version string
@@ -41,18 +52,21 @@ type versionSum struct {
 }
 
 func newDigests(reader client.Reader) *digests {
-	return &digests{reader: reader, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}}}
+	return &digests{reader: reader, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}},
+		fed: map[string]bool{}, awaited: map[string]chan struct{}{}}
 }
 
 // of returns the digest of the object whose cached metadata is meta; found
 // is false when the object is gone from the API server. Workloads that share
-// an object share one GET per version.
+// an object share one GET, or one wait for its feed, per version.
 func (d *digests) of(ctx context.Context, kind refs.Kind, meta client.Object) (vs versionSum, found bool, err error) {
 	if vs, ok := d.lookup(meta.GetUID()); ok && vs.version == meta.GetResourceVersion() {
 		return vs, true, nil
 	}
-	key := string(meta.GetUID()) + "/" + meta.GetResourceVersion()
-	v, err, _ := d.flight.Do(key, func() (any, error) {
+	v, err, _ := d.flight.Do(versionKey(meta), func() (any, error) {
+		if vs, ok := d.fromFeed(ctx, kind, meta); ok {
+			return &vs, nil
+		}
 		return d.fetch(ctx, kind, client.ObjectKeyFromObject(meta))
 	})
 	if err != nil {
@@ -100,6 +114,87 @@ func (d *digests) lookup(uid types.UID) (versionSum, bool) {
 	defer d.mu.Unlock()
 	vs, ok := d.byUID[uid]
 	return vs, ok
+}
+
+func versionKey(meta client.Object) string {
+	return string(meta.GetUID()) + "/" + meta.GetResourceVersion()
+}
+
+// fromFeed waits, for at most feedWait, for the feed to hash the version of
+// a tracked ConfigMap that the cache holds. It does not wait for an object
+// not tracked yet, whose current version may be older than the feed: at
+// start, every object is read once.
+func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Object) (versionSum, bool) {
+	if kind != refs.ConfigMap {
+		return versionSum{}, false
+	}
+	key := versionKey(meta)
+	d.mu.Lock()
+	vs, tracked := d.byUID[meta.GetUID()]
+	fed := d.fed[""] || d.fed[meta.GetNamespace()]
+	if !tracked || !fed {
+		d.mu.Unlock()
+		return versionSum{}, false
+	}
+	if vs.version == meta.GetResourceVersion() {
+		d.mu.Unlock()
+		return vs, true
+	}
+	ch, ok := d.awaited[key]
+	if !ok {
+		ch = make(chan struct{})
+		d.awaited[key] = ch
+	}
+	d.mu.Unlock()
+	t := time.NewTimer(feedWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.awaited[key] == ch {
+		delete(d.awaited, key)
+	}
+	vs = d.byUID[meta.GetUID()]
+	return vs, vs.version == meta.GetResourceVersion()
+}
+
+// observe keeps the digest of a ConfigMap version its feed saw, when the
+// ConfigMap is tracked or the version awaited, and wakes whoever awaits it.
+// Any other ConfigMap is dropped unhashed.
+func (d *digests) observe(cm *corev1.ConfigMap) {
+	d.mu.Lock()
+	_, tracked := d.byUID[cm.UID]
+	_, awaited := d.awaited[versionKey(cm)]
+	d.mu.Unlock()
+	if !tracked && !awaited {
+		return
+	}
+	d.store(cm)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ch, ok := d.awaited[versionKey(cm)]; ok {
+		delete(d.awaited, versionKey(cm))
+		close(ch)
+	}
+}
+
+// setFed records whether a feed watches the ConfigMaps of ns now. When it
+// stops, whoever awaits its events reads with a GET at once.
+func (d *digests) setFed(ns string, on bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fed[ns] = on
+	if on {
+		return
+	}
+	for key, ch := range d.awaited {
+		delete(d.awaited, key)
+		close(ch)
+	}
 }
 
 // forget drops the digest of a deleted object.

@@ -40,6 +40,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		return err
 	}
 	sums := newDigests(mgr.GetAPIReader())
+	if err := addFeeds(mgr, opts, sums); err != nil {
+		return err
+	}
 	config, err := watchConfig(ctx, mgr, opts, sums)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -63,6 +65,17 @@ func withDefaultArgs(args ...string) {
 	DeferCleanup(func() { defaultArgs = nil })
 }
 
+// rippleTransport, if set, wraps the transport of every ripple the current
+// spec starts.
+var rippleTransport func(http.RoundTripper) http.RoundTripper
+
+// withRippleTransport makes every ripple the current spec starts send its
+// requests through wrap.
+func withRippleTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	rippleTransport = wrap
+	DeferCleanup(func() { rippleTransport = nil })
+}
+
 func tryStartRipple(args ...string) (*rippleInstance, error) {
 	defaults := []string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--debounce=0"}
 	defaults = append(defaults, defaultArgs...)
@@ -70,9 +83,14 @@ func tryStartRipple(args ...string) (*rippleInstance, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := restConfig
+	if rippleTransport != nil {
+		cfg = rest.CopyConfig(restConfig)
+		cfg.Wrap(rippleTransport)
+	}
 	ctx, cancel := context.WithCancel(suiteCtx)
 	logs := gbytes.NewBuffer()
-	mgr, err := cli.NewManager(ctx, restConfig, &opts, io.MultiWriter(GinkgoWriter, logs))
+	mgr, err := cli.NewManager(ctx, cfg, &opts, io.MultiWriter(GinkgoWriter, logs))
 	if err != nil {
 		cancel()
 		return nil, err

@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// feedRetry is the pause before a feed watches again after its watch failed
+// or ended at once; until then, changes are read with a GET.
+const feedRetry = time.Second
+
+// feed watches ConfigMaps with their data, so that the new version of a
+// ConfigMap ripple tracks is hashed from its watch event rather than read
+// again: a change reaches its workloads one round trip sooner. It starts at
+// the current version, with no initial list, and keeps nothing of an event
+// but the digest of a ConfigMap already tracked or awaited
+// (digests.observe); the informer cache still holds metadata only. Secrets
+// have no feed, so that the data of a Secret no workload uses never reaches
+// ripple.
+type feed struct {
+	client    corev1client.ConfigMapsGetter
+	namespace string // "" for every namespace
+	selector  string
+	sums      *digests
+	log       logr.Logger
+}
+
+// addFeeds starts one feed per watched namespace, or one for the cluster,
+// unless ConfigMaps are ignored.
+func addFeeds(mgr ctrl.Manager, opts *options.Options, sums *digests) error {
+	if kindIgnored(opts, refs.ConfigMap) {
+		return nil
+	}
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cl, err := corev1client.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("creating the ConfigMap client: %w", err)
+	}
+	var selector string
+	if opts.ResourceSelector != nil {
+		selector = opts.ResourceSelector.String()
+	}
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		f := &feed{client: cl, namespace: ns, selector: selector, sums: sums, log: mgr.GetLogger().WithName("feed").WithValues("namespace", ns)}
+		if err := mgr.Add(f); err != nil {
+			return fmt.Errorf("adding the ConfigMap feed: %w", err)
+		}
+	}
+	return nil
+}
+
+// NeedLeaderElection is true: only the leader reconciles, so only the
+// leader reads digests.
+func (f *feed) NeedLeaderElection() bool { return true }
+
+// Start follows the ConfigMaps until ctx ends, resuming where a watch ended
+// and starting over at the current version when that is too old.
+func (f *feed) Start(ctx context.Context) error {
+	var version string
+	for ctx.Err() == nil {
+		began := time.Now()
+		var err error
+		if version == "" {
+			version, err = f.currentVersion(ctx)
+		}
+		if err == nil {
+			version, err = f.follow(ctx, version)
+		}
+		if err != nil && ctx.Err() == nil {
+			f.log.V(1).Info("ConfigMap watch ended; changes are read with a GET until it resumes", "error", err.Error())
+		}
+		if err != nil || time.Since(began) < feedRetry {
+			select {
+			case <-ctx.Done():
+			case <-time.After(feedRetry):
+			}
+		}
+	}
+	return nil
+}
+
+// currentVersion is the version of the collection, from a list of one.
+func (f *feed) currentVersion(ctx context.Context) (string, error) {
+	list, err := f.client.ConfigMaps(f.namespace).List(ctx, metav1.ListOptions{LabelSelector: f.selector, Limit: 1})
+	if err != nil {
+		return "", fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	return list.ResourceVersion, nil
+}
+
+// follow watches from version until the watch ends and returns the version
+// to resume at: "" when the watch failed.
+func (f *feed) follow(ctx context.Context, version string) (string, error) {
+	w, err := f.client.ConfigMaps(f.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: f.selector,
+		ResourceVersion: version, AllowWatchBookmarks: true})
+	if err != nil {
+		return "", fmt.Errorf("watching ConfigMaps: %w", err)
+	}
+	defer w.Stop()
+	f.sums.setFed(f.namespace, true)
+	defer f.sums.setFed(f.namespace, false)
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return "", fmt.Errorf("watching ConfigMaps: %w", apierrors.FromObject(ev.Object))
+		}
+		obj, ok := ev.Object.(client.Object)
+		if !ok {
+			continue
+		}
+		version = obj.GetResourceVersion()
+		if cm, ok := obj.(*corev1.ConfigMap); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+			f.sums.observe(cm)
+		}
+	}
+	return version, nil
+}

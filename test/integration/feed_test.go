@@ -1,0 +1,86 @@
+package integration
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// requestLog counts ripple's requests by method and path.
+type requestLog struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func (l *requestLog) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		l.mu.Lock()
+		if l.count == nil {
+			l.count = map[string]int{}
+		}
+		l.count[req.Method+" "+req.URL.Path]++
+		l.mu.Unlock()
+		return next.RoundTrip(req)
+	})
+}
+
+func (l *requestLog) of(method, path string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count[method+" "+path]
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// refuseConfigMapData fails every list and watch of ConfigMaps that asks
+// for their data rather than their metadata only.
+func refuseConfigMapData(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/configmaps") &&
+			!strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
+			return nil, errors.New("refused by the spec")
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+var _ = Describe("Reading the data of a changed ConfigMap", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace(nil) })
+
+	It("takes a tracked ConfigMap's new data from its watch, without reading it again", func() {
+		requests := &requestLog{}
+		withRippleTransport(requests.wrap)
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple()
+		before := recorded(dep)
+		get := "/api/v1/namespaces/" + ns + "/configmaps/app-config"
+		reads := requests.of(http.MethodGet, get)
+
+		setData(cm, "k", "2")
+		before = expectRolledOnce(dep, before)
+		setData(cm, "k", "3")
+		expectRolledOnce(dep, before)
+
+		Expect(requests.of(http.MethodGet, get)).To(Equal(reads), "both changes are hashed from the watch")
+	})
+
+	It("still rolls on a ConfigMap change while the watch of ConfigMaps with their data fails", func() {
+		withRippleTransport(refuseConfigMapData)
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("app-config"))
+		startRipple()
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+	})
+})
