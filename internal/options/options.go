@@ -195,7 +195,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.QPS, "kube-api-qps", -1, "Steady queries per second to the API server; negative sets no client-side limit, leaving it to the API server's priority and fairness.")
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
 	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
-	fs.IntVar(&o.Workers, "workers", 8, "Workloads of each kind reconciled in parallel.")
+	fs.IntVar(&o.Workers, "workers", 16, "Workloads of each kind reconciled in parallel.")
 	fs.IntVar(&o.MaxRolloutsInProgress, "max-rollouts-in-progress", 0, "For each change of a ConfigMap or Secret, start at most this many rollouts at once, and the next only as earlier ones become available or reach --rollout-timeout. Rollouts for other changes are never held up. 0 starts them all at once, as Reloader does.")
 	fs.DurationVar(&o.RolloutTimeout, "rollout-timeout", 5*time.Minute, "How long a paced rollout may take to become available before the next of its change starts anyway, with a RolloutTimedOut Event.")
 	fs.DurationVar(&o.MinRolloutInterval, "min-rollout-interval", 0, "The least time between two rollouts of a workload: a change within it waits, and the changes made meanwhile roll once. The annotation "+annotations.MinRolloutInterval+" on one overrides it.")

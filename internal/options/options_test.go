@@ -78,7 +78,7 @@ func TestDefaults(t *testing.T) {
 		{"kube-api-qps", o.QPS, float32(-1)},
 		{"kube-api-burst", o.Burst, 200},
 		{"debounce", o.Debounce, time.Second},
-		{"workers", o.Workers, 8},
+		{"workers", o.Workers, 16},
 		{"hmac-key-secret", o.HMACKeySecret, "ripple-digest-key"},
 		{"verbosity", o.Verbosity(), 0},
 	}
