@@ -157,7 +157,7 @@ Deployment carries ripple's record and ripple is idle, it edits one ConfigMap at
 of the Deployments, the edit until the first and the last Deployment using it is rolled (its pod template's digest
 annotation changed). The floor, measured in the same run on the same objects with ripple stopped, is a minimal
 in-process watcher that patches the Deployments known to use the edited ConfigMap from a precomputed map, with one
-merge patch of the same shape, no client-side rate limit and 16 parallel patches, as ripple's user, whose every
+merge patch of the same shape, no client-side rate limit and 16 parallel patches (ripple's default --workers), as ripple's user, whose every
 request costs the API server the same audit write as ripple's: the API server's own limit, which ripple, also without a client-side limit by default (--kube-api-qps=-1), can approach but not beat.
 Timing targets are ratios to the floor, so a busy machine slows both alike.
 API load is counted by kube-apiserver's audit log (ripple's user only), by apiserver_request_total and by
