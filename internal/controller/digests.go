@@ -34,6 +34,8 @@ type digests struct {
 	// for all; awaited the ConfigMap versions a reconcile waits for.
 	fed     map[string]bool
 	awaited map[string]chan struct{}
+	// wait bounds a wait for the feed: feedWait but in tests.
+	wait time.Duration
 }
 
 // feedWait bounds the wait for a feed's event of a ConfigMap version the
@@ -49,18 +51,23 @@ type versionSum struct {
 	keys map[string]digest.Sum
 	// dataWrittenAt is the last second the object's data was written.
 	dataWrittenAt int64
+	// passed is, for a digest a ConfigMap's feed hashed, the version the
+	// feed hashed before: the feed sees versions in order, so this one is
+	// newer, as a GET would be.
+	passed string
+	fed    bool
 }
 
 func newDigests(reader client.Reader) *digests {
 	return &digests{reader: reader, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}},
-		fed: map[string]bool{}, awaited: map[string]chan struct{}{}}
+		fed: map[string]bool{}, awaited: map[string]chan struct{}{}, wait: feedWait}
 }
 
 // of returns the digest of the object whose cached metadata is meta; found
 // is false when the object is gone from the API server. Workloads that share
 // an object share one GET, or one wait for its feed, per version.
 func (d *digests) of(ctx context.Context, kind refs.Kind, meta client.Object) (vs versionSum, found bool, err error) {
-	if vs, ok := d.lookup(meta.GetUID()); ok && vs.version == meta.GetResourceVersion() {
+	if vs, ok := d.lookup(meta.GetUID()); ok && vs.holds(meta.GetResourceVersion()) {
 		return vs, true, nil
 	}
 	v, err, _ := d.flight.Do(versionKey(meta), func() (any, error) {
@@ -121,9 +128,10 @@ func versionKey(meta client.Object) string {
 }
 
 // fromFeed waits, for at most feedWait, for the feed to hash the version of
-// a tracked ConfigMap that the cache holds. It does not wait for an object
-// not tracked yet, whose current version may be older than the feed: at
-// start, every object is read once.
+// a tracked ConfigMap that the cache holds, and returns at once when the
+// feed hashed that version and a newer one since. It does not wait for an
+// object not tracked yet, whose current version may be older than the
+// feed: at start, every object is read once.
 func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Object) (versionSum, bool) {
 	if kind != refs.ConfigMap {
 		return versionSum{}, false
@@ -136,7 +144,7 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 		d.mu.Unlock()
 		return versionSum{}, false
 	}
-	if vs.version == meta.GetResourceVersion() {
+	if vs.holds(meta.GetResourceVersion()) {
 		d.mu.Unlock()
 		return vs, true
 	}
@@ -146,7 +154,7 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 		d.awaited[key] = ch
 	}
 	d.mu.Unlock()
-	t := time.NewTimer(feedWait)
+	t := time.NewTimer(d.wait)
 	defer t.Stop()
 	select {
 	case <-ch:
@@ -159,25 +167,44 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 		delete(d.awaited, key)
 	}
 	vs = d.byUID[meta.GetUID()]
-	return vs, vs.version == meta.GetResourceVersion()
+	return vs, vs.holds(meta.GetResourceVersion())
+}
+
+// holds reports whether vs is the digest of that version or, from the
+// feed, of a newer one.
+func (vs versionSum) holds(version string) bool {
+	return vs.version == version || (vs.fed && vs.passed == version)
 }
 
 // observe keeps the digest of a ConfigMap version its feed saw, when the
 // ConfigMap is tracked or the version awaited, and wakes whoever awaits it.
-// Any other ConfigMap is dropped unhashed.
+// Any other ConfigMap is dropped unhashed. Whether to keep it is asked
+// again once it is hashed: a delete may have come in between.
 func (d *digests) observe(cm *corev1.ConfigMap) {
+	key := versionKey(cm)
 	d.mu.Lock()
 	_, tracked := d.byUID[cm.UID]
-	_, awaited := d.awaited[versionKey(cm)]
+	_, awaited := d.awaited[key]
 	d.mu.Unlock()
 	if !tracked && !awaited {
 		return
 	}
-	d.store(cm)
+	vs := versionSum{version: cm.ResourceVersion, sum: sumOf(cm), keys: keySumsOf(cm), dataWrittenAt: dataWrittenAt(cm), fed: true}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if ch, ok := d.awaited[versionKey(cm)]; ok {
-		delete(d.awaited, versionKey(cm))
+	prev, tracked := d.byUID[cm.UID]
+	ch, awaited := d.awaited[key]
+	if !tracked && !awaited {
+		return
+	}
+	// Only a version the feed hashed is known to be older: one a GET
+	// read may be newer than this event.
+	if prev.fed {
+		vs.passed = prev.version
+	}
+	d.byUID[cm.UID] = vs
+	if awaited {
+		delete(d.awaited, key)
 		close(ch)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -20,9 +21,16 @@ import (
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
-// feedRetry is the pause before a feed watches again after its watch failed
-// or ended at once; until then, changes are read with a GET.
-const feedRetry = time.Second
+// A feed whose watch failed, or ended at once, watches again after
+// feedRetry, doubled on each failure in a row up to feedRetryMax; until
+// then, changes are read with a GET. Like client-go's reflector, it asks
+// the API server to end each watch after 5 to 10 minutes, so that a watch
+// stalled without an error does not last.
+const (
+	feedRetry        = time.Second
+	feedRetryMax     = time.Minute
+	feedWatchTimeout = 5 * time.Minute
+)
 
 // feed watches ConfigMaps with their data, so that the new version of a
 // ConfigMap ripple tracks is hashed from its watch event rather than read
@@ -38,6 +46,9 @@ type feed struct {
 	selector  string
 	sums      *digests
 	log       logr.Logger
+	// up and down say whether the last watch opened or failed, so that
+	// each change, not each retry, is logged.
+	up, down bool
 }
 
 // addFeeds starts one feed per watched namespace, or one for the cluster,
@@ -77,6 +88,7 @@ func (f *feed) NeedLeaderElection() bool { return true }
 // and starting over at the current version when that is too old.
 func (f *feed) Start(ctx context.Context) error {
 	var version string
+	retry := feedRetry
 	for ctx.Err() == nil {
 		began := time.Now()
 		var err error
@@ -86,15 +98,19 @@ func (f *feed) Start(ctx context.Context) error {
 		if err == nil {
 			version, err = f.follow(ctx, version)
 		}
-		if err != nil && ctx.Err() == nil {
-			f.log.V(1).Info("ConfigMap watch ended; changes are read with a GET until it resumes", "error", err.Error())
+		if err != nil && ctx.Err() == nil && !f.down {
+			f.up, f.down = false, true
+			f.log.Info("Watching ConfigMaps with their data failed; their changes are read with a GET until it resumes", "error", err.Error())
 		}
-		if err != nil || time.Since(began) < feedRetry {
-			select {
-			case <-ctx.Done():
-			case <-time.After(feedRetry):
-			}
+		if err == nil && time.Since(began) >= feedRetry {
+			retry = feedRetry
+			continue
 		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait.Jitter(retry, 0.5)):
+		}
+		retry = min(2*retry, feedRetryMax)
 	}
 	return nil
 }
@@ -111,12 +127,17 @@ func (f *feed) currentVersion(ctx context.Context) (string, error) {
 // follow watches from version until the watch ends and returns the version
 // to resume at: "" when the watch failed.
 func (f *feed) follow(ctx context.Context, version string) (string, error) {
+	timeout := int64(wait.Jitter(feedWatchTimeout, 1).Seconds())
 	w, err := f.client.ConfigMaps(f.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: f.selector,
-		ResourceVersion: version, AllowWatchBookmarks: true})
+		ResourceVersion: version, AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
 	if err != nil {
 		return "", fmt.Errorf("watching ConfigMaps: %w", err)
 	}
 	defer w.Stop()
+	if !f.up {
+		f.up, f.down = true, false
+		f.log.Info("Watching ConfigMaps with their data, to hash the changes of tracked ones without reading them")
+	}
 	f.sums.setFed(f.namespace, true)
 	defer f.sums.setFed(f.namespace, false)
 	for ev := range w.ResultChan() {

@@ -13,44 +13,66 @@ import (
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
-func configMapAt(version, value string) *corev1.ConfigMap {
+func configMapAt(version string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "uid-app", ResourceVersion: version},
-		Data: map[string]string{"k": value}}
+		Data: map[string]string{"k": "value at " + version}}
 }
 
 // TestDigests_FromFeed checks when a reconcile takes a ConfigMap's digest
-// from its feed: the version it asks for, hashed from the feed's event,
-// before or while it waits; nothing, and no wait, for an object not tracked
-// yet, a Secret, or while no feed runs; and nothing once the feed stops.
+// from its feed: that of the version it asks for, hashed from the feed's
+// event before or while it waits, or that of a newer version the feed saw
+// after it; never that of an older one; nothing, and no wait, for an object
+// not tracked yet, a Secret, or while no feed runs; nothing once the feed
+// stops or the wait ends.
 func TestDigests_FromFeed(t *testing.T) {
+	observe := func(versions ...string) func(d *digests) {
+		return func(d *digests) {
+			for _, v := range versions {
+				d.observe(configMapAt(v))
+			}
+		}
+	}
 	tests := []struct {
 		name string
-		// tracked stores version 1 first, as a GET at start does.
-		tracked bool
-		fed     string // the namespace a feed watches; "-" for none
-		kind    refs.Kind
+		// untracked leaves out the digest of version 1 that a GET at
+		// start stores.
+		untracked bool
+		fed       string // the namespace a feed watches; "-" for none
+		kind      refs.Kind
 		// during runs while fromFeed waits for version 2.
 		before, during func(d *digests)
-		wantFound      bool
-		wantWait       bool
+		// wait is the longest wait for the feed.
+		wait      time.Duration
+		wantSumOf string // the version whose digest is returned; "" for none
 	}{
-		{name: "version seen before", tracked: true, fed: "", kind: refs.ConfigMap,
-			before: func(d *digests) { d.observe(configMapAt("2", "new")) }, wantFound: true},
-		{name: "version seen while waiting", tracked: true, fed: "ns", kind: refs.ConfigMap,
-			during: func(d *digests) { d.observe(configMapAt("2", "new")) }, wantFound: true, wantWait: true},
-		{name: "feed stops while waiting", tracked: true, fed: "", kind: refs.ConfigMap,
-			during: func(d *digests) { d.setFed("", false) }, wantWait: true},
-		{name: "not tracked yet", fed: "", kind: refs.ConfigMap,
-			before: func(d *digests) { d.observe(configMapAt("2", "new")) }},
-		{name: "another namespace's feed", tracked: true, fed: "other", kind: refs.ConfigMap},
-		{name: "no feed", tracked: true, fed: "-", kind: refs.ConfigMap},
-		{name: "a Secret", tracked: true, fed: "", kind: refs.Secret},
+		{name: "version seen before", before: observe("2"), wantSumOf: "2"},
+		{name: "version seen while waiting", fed: "ns", during: observe("2"), wantSumOf: "2"},
+		{name: "version and a newer one seen before", before: observe("2", "3"), wantSumOf: "3"},
+		{name: "a newer version read by a GET, then the feed's older one", before: func(d *digests) {
+			d.store(configMapAt("3"))
+			d.observe(configMapAt("2"))
+		}, wantSumOf: "2"},
+		{name: "the version read by a GET, then the feed's older one", before: func(d *digests) {
+			d.store(configMapAt("2"))
+			d.observe(configMapAt("1"))
+		}, wait: 10 * time.Millisecond},
+		{name: "only an older version seen", before: observe("1"), wait: 10 * time.Millisecond},
+		{name: "feed stops while waiting", during: func(d *digests) { d.setFed("", false) }},
+		{name: "version never comes", wait: 10 * time.Millisecond},
+		{name: "not tracked yet", untracked: true, before: observe("2")},
+		{name: "another namespace's feed", fed: "other"},
+		{name: "no feed", fed: "-"},
+		{name: "a Secret", kind: refs.Secret},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newDigests(nil)
-			if tt.tracked {
-				d.store(configMapAt("1", "old"))
+			d.wait = time.Minute
+			if tt.wait > 0 {
+				d.wait = tt.wait
+			}
+			if !tt.untracked {
+				d.store(configMapAt("1"))
 			}
 			if tt.fed != "-" {
 				d.setFed(tt.fed, true)
@@ -58,31 +80,35 @@ func TestDigests_FromFeed(t *testing.T) {
 			if tt.before != nil {
 				tt.before(d)
 			}
-			meta := client.Object(&metav1.PartialObjectMetadata{ObjectMeta: configMapAt("2", "").ObjectMeta})
+			kind := tt.kind
+			if kind == "" {
+				kind = refs.ConfigMap
+			}
+			meta := client.Object(&metav1.PartialObjectMetadata{ObjectMeta: configMapAt("2").ObjectMeta})
 			done := make(chan struct{})
 			var vs versionSum
 			var found bool
 			go func() {
 				defer close(done)
-				vs, found = d.fromFeed(context.Background(), tt.kind, meta)
+				vs, found = d.fromFeed(context.Background(), kind, meta)
 			}()
-			if tt.wantWait {
+			if tt.during != nil {
 				waitAwaited(t, d)
 				tt.during(d)
 			}
 			select {
 			case <-done:
-			case <-time.After(feedWait / 2):
-				t.Fatal("fromFeed waited although its version came, the feed stopped, or nothing was to come")
+			case <-time.After(10 * time.Second):
+				t.Fatal("fromFeed still waits although its version came, the feed stopped, or nothing was to come")
 			}
-			if found != tt.wantFound {
-				t.Fatalf("found = %v, want %v", found, tt.wantFound)
+			switch {
+			case found != (tt.wantSumOf != ""):
+				t.Fatalf("found = %v, want the digest of version %q", found, tt.wantSumOf)
+			case found && vs.sum != digest.ConfigMap(configMapAt(tt.wantSumOf)):
+				t.Errorf("got the digest of version %s, want that of %s", vs.version, tt.wantSumOf)
 			}
-			if found && vs.sum != digest.ConfigMap(configMapAt("2", "new")) {
-				t.Errorf("the digest is not that of the version asked for")
-			}
-			if _, stored := d.lookup("uid-app"); stored != tt.tracked {
-				t.Errorf("a digest is kept = %v, want %v: the feed keeps only tracked ConfigMaps", stored, tt.tracked)
+			if _, kept := d.lookup("uid-app"); kept == tt.untracked {
+				t.Errorf("a digest is kept = %v: the feed keeps only tracked ConfigMaps", kept)
 			}
 		})
 	}
@@ -91,7 +117,7 @@ func TestDigests_FromFeed(t *testing.T) {
 // waitAwaited returns once a reconcile waits for a version.
 func waitAwaited(t *testing.T, d *digests) {
 	t.Helper()
-	for deadline := time.Now().Add(feedWait / 2); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		d.mu.Lock()
 		n := len(d.awaited)
 		d.mu.Unlock()

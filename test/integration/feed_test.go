@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 )
 
 // requestLog counts ripple's requests by method and path.
@@ -59,8 +61,9 @@ var _ = Describe("Reading the data of a changed ConfigMap", func() {
 		withRippleTransport(requests.wrap)
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
-		startRipple()
+		r := startRipple()
 		before := recorded(dep)
+		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("Watching ConfigMaps with their data"))
 		get := "/api/v1/namespaces/" + ns + "/configmaps/app-config"
 		reads := requests.of(http.MethodGet, get)
 
@@ -72,12 +75,13 @@ var _ = Describe("Reading the data of a changed ConfigMap", func() {
 		Expect(requests.of(http.MethodGet, get)).To(Equal(reads), "both changes are hashed from the watch")
 	})
 
-	It("still rolls on a ConfigMap change while the watch of ConfigMaps with their data fails", func() {
+	It("still rolls on a ConfigMap change when ConfigMaps cannot be watched with their data", func() {
 		withRippleTransport(refuseConfigMapData)
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, envFromConfigMap("app-config"))
-		startRipple()
+		r := startRipple()
 		before := recorded(dep)
+		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("Watching ConfigMaps with their data failed"))
 
 		setData(cm, "k", "2")
 
