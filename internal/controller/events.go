@@ -53,7 +53,10 @@ const (
 // MiB held. Here the waiting Events are at most eventQueue, and the
 // repeats remembered at most recentEvents.
 type recorder struct {
-	client   eventsv1client.EventsGetter
+	// client is the events.k8s.io REST client: a write asks nothing of
+	// the API server's answer but its status, which the typed client
+	// would decode into an Event (a fifth of an Event's CPU in a profile).
+	client   rest.Interface
 	scheme   *runtime.Scheme
 	instance string
 	writes   *writes
@@ -75,7 +78,7 @@ func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (*recorder, e
 		return nil, fmt.Errorf("creating the Events client: %w", err)
 	}
 	host, _ := os.Hostname()
-	r := &recorder{client: cl, scheme: mgr.GetScheme(), instance: "ripple-" + host, writes: w,
+	r := &recorder{client: cl.RESTClient(), scheme: mgr.GetScheme(), instance: "ripple-" + host, writes: w,
 		queue: make(chan *eventsv1.Event, eventQueue), log: mgr.GetLogger().WithName("events"), recent: lru.New(recentEvents)}
 	go r.run(ctx)
 	return r, nil
@@ -185,7 +188,7 @@ func (r *recorder) write(ctx context.Context, ev *eventsv1.Event) {
 			case <-time.After(time.Second):
 			}
 		}
-		_, err = r.client.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+		err = r.client.Post().Namespace(ev.Namespace).Resource("events").Body(ev).Do(ctx).Error()
 		var status apierrors.APIStatus
 		if err == nil || errors.As(err, &status) {
 			break
