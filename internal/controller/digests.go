@@ -51,11 +51,11 @@ type versionSum struct {
 	keys map[string]digest.Sum
 	// dataWrittenAt is the last second the object's data was written.
 	dataWrittenAt int64
-	// passed is, for a digest a ConfigMap's feed hashed, the version the
-	// feed hashed before: the feed sees versions in order, so this one is
-	// newer, as a GET would be.
-	passed string
+	// fed is whether a ConfigMap's feed hashed this version; passed, if
+	// the feed also hashed the one before, that version: the feed sees
+	// versions in order, so this one is newer, as a GET would be.
 	fed    bool
+	passed string
 }
 
 func newDigests(reader client.Reader) *digests {
@@ -102,11 +102,16 @@ func (d *digests) fetch(ctx context.Context, kind refs.Kind, key types.Namespace
 
 // store keeps the digest of a ConfigMap or Secret read from the API server.
 func (d *digests) store(obj client.Object) versionSum {
-	vs := versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), keys: keySumsOf(obj), dataWrittenAt: dataWrittenAt(obj)}
+	vs := sumVersion(obj)
 	d.mu.Lock()
 	d.byUID[obj.GetUID()] = vs
 	d.mu.Unlock()
 	return vs
+}
+
+// sumVersion hashes the data of one version of a ConfigMap or Secret.
+func sumVersion(obj client.Object) versionSum {
+	return versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), keys: keySumsOf(obj), dataWrittenAt: dataWrittenAt(obj)}
 }
 
 func ignoreGone(kind refs.Kind, key types.NamespacedName, err error) error {
@@ -173,7 +178,7 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 // holds reports whether vs is the digest of that version or, from the
 // feed, of a newer one.
 func (vs versionSum) holds(version string) bool {
-	return vs.version == version || (vs.fed && vs.passed == version)
+	return vs.version == version || (vs.passed != "" && vs.passed == version)
 }
 
 // observe keeps the digest of a ConfigMap version its feed saw, when the
@@ -189,7 +194,8 @@ func (d *digests) observe(cm *corev1.ConfigMap) {
 	if !tracked && !awaited {
 		return
 	}
-	vs := versionSum{version: cm.ResourceVersion, sum: sumOf(cm), keys: keySumsOf(cm), dataWrittenAt: dataWrittenAt(cm), fed: true}
+	vs := sumVersion(cm)
+	vs.fed = true
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	prev, tracked := d.byUID[cm.UID]

@@ -67,13 +67,18 @@ type recorder struct {
 	recent *lru.Cache
 }
 
+// protobufConfig is the manager's client configuration for a typed client
+// of built-in types, sending protobuf as controller-runtime's clients do.
+func protobufConfig(mgr ctrl.Manager) *rest.Config {
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	return cfg
+}
+
 // newRecorder returns the recorder of ripple's Events, writing until ctx
 // ends.
 func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (*recorder, error) {
-	// Protobuf, as controller-runtime's clients use for built-in types.
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cl, err := eventsv1client.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	cl, err := eventsv1client.NewForConfigAndClient(protobufConfig(mgr), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the Events client: %w", err)
 	}

@@ -9,11 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,9 +55,7 @@ func addFeeds(mgr ctrl.Manager, opts *options.Options, sums *digests) error {
 	if kindIgnored(opts, refs.ConfigMap) {
 		return nil
 	}
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cl, err := corev1client.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	cl, err := corev1client.NewForConfigAndClient(protobufConfig(mgr), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("creating the ConfigMap client: %w", err)
 	}

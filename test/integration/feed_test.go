@@ -66,6 +66,7 @@ var _ = Describe("Reading the data of a changed ConfigMap", func() {
 		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("Watching ConfigMaps with their data"))
 		get := "/api/v1/namespaces/" + ns + "/configmaps/app-config"
 		reads := requests.of(http.MethodGet, get)
+		Expect(reads).To(BeNumerically(">", 0), "the first sight reads the ConfigMap, through this path")
 
 		setData(cm, "k", "2")
 		before = expectRolledOnce(dep, before)
