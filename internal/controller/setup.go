@@ -58,6 +58,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err != nil {
 		return err
 	}
+	patches, err := newStatusOnlyPatches(mgr)
+	if err != nil {
+		return err
+	}
 	var paced *pacer
 	if opts.MaxRolloutsInProgress > 0 {
 		paced = newPacer(opts.MaxRolloutsInProgress, opts.RolloutTimeout, mgr.GetClient())
@@ -70,7 +74,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
-		r := &Reconciler{Client: workloadClient(mgr.GetClient(), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
+		r := &Reconciler{Client: workloadClient(patches, opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
