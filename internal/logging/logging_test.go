@@ -70,3 +70,25 @@ func logged(t *testing.T, format string, verbosity int) []string {
 	log.V(1).Info("a debug line")
 	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 }
+
+func TestNew_WritesTheValuesALoggerWasGivenOnEachOfItsLinesFirst(t *testing.T) {
+	var out strings.Builder
+	base := New(&out, "json", 1)
+	log := base.WithValues("controller", "deployment").WithName("sub").WithValues("reconcileID", "r1")
+	log.Info("first", "k", "v")
+	log.V(1).Info("second")
+	base.Info("third")
+
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 3: %q", len(lines), lines)
+	}
+	for i, want := range []string{`"controller":"deployment","reconcileID":"r1","k":"v"}`, `"controller":"deployment","reconcileID":"r1"}`} {
+		if !strings.HasSuffix(lines[i], want) || !strings.Contains(lines[i], `"logger":"sub"`) {
+			t.Errorf("line %d = %s, want the logger's name and to end %s", i, lines[i], want)
+		}
+	}
+	if strings.Contains(lines[2], "controller") {
+		t.Errorf("the base logger wrote a value given to a logger made from it: %s", lines[2])
+	}
+}
