@@ -45,9 +45,15 @@ func (c statusOnlyPatches) Patch(ctx context.Context, obj client.Object, patch c
 		return c.Client.Patch(ctx, obj, patch, opts...)
 	}
 	gvk := m.GroupVersionKind()
+	if m.Name == "" {
+		return fmt.Errorf("patching a %s: no name", gvk.Kind)
+	}
 	mapping, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return fmt.Errorf("looking up the resource of %s: %w", gvk.Kind, err)
+	}
+	if m.Namespace == "" && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return fmt.Errorf("patching %s %s: no namespace", gvk.Kind, m.Name)
 	}
 	body, err := patch.Data(obj)
 	if err != nil {

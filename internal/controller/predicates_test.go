@@ -5,7 +5,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 func TestEqualExceptIgnoresOnlyThatKey(t *testing.T) {
@@ -36,69 +39,29 @@ func TestEqualExceptIgnoresOnlyThatKey(t *testing.T) {
 	}
 }
 
-func TestSameEncodingTellsPodSpecsApartAsSemanticEqualityDoes(t *testing.T) {
-	spec := func(edit func(*corev1.PodSpec)) *corev1.PodSpec {
-		s := &corev1.PodSpec{Containers: []corev1.Container{{
-			Name:      "app",
-			Env:       []corev1.EnvVar{{Name: "A", Value: "1"}},
-			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
-		}}}
-		if edit != nil {
-			edit(s)
-		}
-		return s
-	}
-	tests := []struct {
-		name string
-		a, b *corev1.PodSpec
-		want bool
-	}{
-		{"the same spec", spec(nil), spec(nil), true},
-		{"a quantity written otherwise", spec(nil), spec(func(s *corev1.PodSpec) {
-			s.Containers[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse("1000m")
-		}), true},
-		{"an empty list for a missing one", spec(nil), spec(func(s *corev1.PodSpec) { s.Volumes = []corev1.Volume{} }), true},
-		{"an env value changed", spec(nil), spec(func(s *corev1.PodSpec) { s.Containers[0].Env[0].Value = "2" }), false},
-		{"a volume added", spec(nil), spec(func(s *corev1.PodSpec) {
-			s.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}
-		}), false},
-		{"an optional flag set to its default", spec(func(s *corev1.PodSpec) {
-			s.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}
-		}), spec(func(s *corev1.PodSpec) {
-			f := false
-			s.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{Optional: &f}}}
-		}), false},
-		{"a spec and none", spec(nil), nil, false},
-		{"no spec on either side", nil, nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := sameEncoding(tt.a, tt.b); got != tt.want {
-				t.Errorf("sameEncoding = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestSameSpecTrustsOnlyAKnownGeneration(t *testing.T) {
-	at := func(gen int64) *appsv1.Deployment {
+func TestTemplateChangedPassesTemplateChangesOnly(t *testing.T) {
+	deployments, _ := workload.ByPlural("deployments")
+	deployment := func(uid types.UID, gen int64, volume string) *appsv1.Deployment {
 		d := &appsv1.Deployment{}
-		d.Generation = gen
+		d.UID, d.Generation = uid, gen
+		d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: volume}}
 		return d
 	}
 	tests := []struct {
-		name   string
-		a, b   int64
-		expect bool
+		name     string
+		old, new *appsv1.Deployment
+		passes   bool
 	}{
-		{"the same generation: a status update", 3, 3, true},
-		{"a new generation: the spec changed", 3, 4, false},
-		{"no generation known", 0, 0, false},
+		{"a status update", deployment("a", 3, "cfg"), deployment("a", 3, "cfg"), false},
+		{"a new generation with the same template (replicas)", deployment("a", 3, "cfg"), deployment("a", 4, "cfg"), false},
+		{"a new generation with another template", deployment("a", 3, "cfg"), deployment("a", 4, "other"), true},
+		{"a recreation at the same generation, seen as an update after a relist", deployment("a", 1, "cfg"), deployment("b", 1, "other"), true},
+		{"no generation known", deployment("a", 0, "cfg"), deployment("a", 0, "other"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := sameSpec(at(tt.a), at(tt.b)); got != tt.expect {
-				t.Errorf("sameSpec(%d, %d) = %v, want %v", tt.a, tt.b, got, tt.expect)
+			if got := templateChanged(deployments).Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.passes {
+				t.Errorf("passes = %v, want %v", got, tt.passes)
 			}
 		})
 	}

@@ -4,7 +4,9 @@ package logging
 
 import (
 	"io"
+	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/zapr"
@@ -39,17 +41,22 @@ func New(w io.Writer, format string, verbosity int) logr.Logger {
 }
 
 // deferredCore keeps the fields a logger is given With until it writes a
-// line. controller-runtime gives one to every reconcile, and zap's own
-// core encodes them at once into a buffer of their own: over 10,000
-// rollouts that was a ninth of all ripple allocated, for the one line in
-// a few reconciles write. A field's value is read when a line is written.
+// line, when none of them can change meanwhile (settled). controller-runtime
+// gives every reconcile a few, which zap's own core encodes at once into a
+// buffer of their own: over the 10,000 rollouts of the bench's fan-out that
+// was a ninth of all ripple allocated, for the one line that a few
+// reconciles write.
 type deferredCore struct {
 	zapcore.Core
 	fields []zapcore.Field
 }
 
 func (c deferredCore) With(fields []zapcore.Field) zapcore.Core {
-	return deferredCore{Core: c.Core, fields: append(slices.Clip(c.fields), fields...)}
+	all := append(slices.Clip(c.fields), fields...)
+	if !slices.ContainsFunc(fields, unsettled) {
+		return deferredCore{Core: c.Core, fields: all}
+	}
+	return deferredCore{Core: c.Core.With(all)}
 }
 
 func (c deferredCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -62,3 +69,48 @@ func (c deferredCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcor
 func (c deferredCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	return c.Core.Write(ent, append(slices.Clip(c.fields), fields...))
 }
+
+// Level keeps zap from probing each level to find the core's.
+func (c deferredCore) Level() zapcore.Level { return zapcore.LevelOf(c.Core) }
+
+// unsettled reports whether a field's value may change after With: bytes,
+// errors, marshalers, and any value holding a pointer, map, slice or
+// interface, which zap would read only when a line is written.
+func unsettled(f zapcore.Field) bool {
+	switch f.Type {
+	case zapcore.ReflectType, zapcore.StringerType:
+		return f.Interface != nil && !valueOnly(reflect.TypeOf(f.Interface))
+	case zapcore.BinaryType, zapcore.ByteStringType, zapcore.ErrorType, zapcore.ArrayMarshalerType,
+		zapcore.ObjectMarshalerType, zapcore.InlineMarshalerType:
+		return true
+	}
+	return false
+}
+
+// valueOnly reports whether a value of type t is all its own: no pointer,
+// map, slice, interface, channel or function anywhere in it. A string is
+// immutable.
+func valueOnly(t reflect.Type) bool {
+	if known, ok := valueOnlyTypes.Load(t); ok {
+		return known.(bool)
+	}
+	var ok bool
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		ok = true
+	case reflect.Array:
+		ok = valueOnly(t.Elem())
+	case reflect.Struct:
+		ok = true
+		for i := range t.NumField() {
+			ok = ok && valueOnly(t.Field(i).Type)
+		}
+	}
+	valueOnlyTypes.Store(t, ok)
+	return ok
+}
+
+// valueOnlyTypes caches valueOnly by type: a few types recur on every line.
+var valueOnlyTypes sync.Map

@@ -92,3 +92,29 @@ func TestNew_WritesTheValuesALoggerWasGivenOnEachOfItsLinesFirst(t *testing.T) {
 		t.Errorf("the base logger wrote a value given to a logger made from it: %s", lines[2])
 	}
 }
+
+func TestNew_KeepsTheValuesOfSiblingLoggersApart(t *testing.T) {
+	var out strings.Builder
+	parent := New(&out, "json", 0).WithValues("a", "1").WithValues("b", "2").WithValues("c", "3")
+	one, two := parent.WithValues("child", "one"), parent.WithValues("child", "two")
+	one.Info("first")
+	two.Info("second")
+
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	for i, want := range []string{`"a":"1","b":"2","c":"3","child":"one"}`, `"a":"1","b":"2","c":"3","child":"two"}`} {
+		if i >= len(lines) || !strings.HasSuffix(lines[i], want) {
+			t.Errorf("line %d = %q, want it to end %s", i, lines, want)
+		}
+	}
+}
+
+func TestNew_WritesAValueThatMayChangeAsItWasGiven(t *testing.T) {
+	var out strings.Builder
+	held := map[string]string{"k": "before"}
+	log := New(&out, "json", 0).WithValues("held", held)
+	held["k"] = "after"
+	log.Info("line")
+	if !strings.Contains(out.String(), `"held":{"k":"before"}`) {
+		t.Errorf("the line shows the map as changed after it was given: %s", out.String())
+	}
+}

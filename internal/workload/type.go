@@ -181,7 +181,8 @@ func ByPlural(plural string) (Type, bool) {
 }
 
 // Metadata returns the named object in its metadata-only form: a patch
-// sent through it gets the object's metadata back, not the whole object.
+// sent through it asks the API server for the object's metadata back, not
+// the whole object (and ripple's workload client reads only the status).
 func (t Type) Metadata(namespace, name string) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(t.GroupVersion.WithKind(t.Kind))
