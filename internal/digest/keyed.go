@@ -75,7 +75,8 @@ func (k Keyed) done(m hash.Hash) {
 // KeyID is keyID: the current key's or a previous key's.
 func (k Keyed) Lookup(keyID string) (Keyed, bool) {
 	if k.id == keyID {
-		return Keyed{key: k.key, id: k.id, macs: k.macs}, true
+		k.previous = nil
+		return k, true
 	}
 	for _, p := range k.previous {
 		if p.id == keyID {
