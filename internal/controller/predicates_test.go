@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -57,11 +58,49 @@ func TestTemplateChangedPassesTemplateChangesOnly(t *testing.T) {
 		{"a new generation with another template", deployment("a", 3, "cfg"), deployment("a", 4, "other"), true},
 		{"a recreation at the same generation, seen as an update after a relist", deployment("a", 1, "cfg"), deployment("b", 1, "other"), true},
 		{"no generation known", deployment("a", 0, "cfg"), deployment("a", 0, "other"), true},
+		{"a new generation whose template only writes a quantity otherwise", sized(deployment("a", 3, "cfg"), "1Gi"), sized(deployment("a", 4, "cfg"), "1024Mi"), false},
+		{"a new generation with another quantity", sized(deployment("a", 3, "cfg"), "1Gi"), sized(deployment("a", 4, "cfg"), "2Gi"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := templateChanged(deployments).Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.passes {
 				t.Errorf("passes = %v, want %v", got, tt.passes)
+			}
+		})
+	}
+}
+
+// sized gives the Deployment's first volume an emptyDir of that size.
+func sized(d *appsv1.Deployment, size string) *appsv1.Deployment {
+	q := resource.MustParse(size)
+	d.Spec.Template.Spec.Volumes[0].EmptyDir = &corev1.EmptyDirVolumeSource{SizeLimit: &q}
+	return d
+}
+
+func TestSemanticallyEqualAgreesWithTheSemanticComparison(t *testing.T) {
+	spec := func(env []corev1.EnvVar, size string) *corev1.PodSpec {
+		q := resource.MustParse(size)
+		return &corev1.PodSpec{
+			Volumes:    []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &q}}}},
+			Containers: []corev1.Container{{Name: "app", Env: env}},
+		}
+	}
+	one := []corev1.EnvVar{{Name: "A", Value: "1"}}
+	tests := []struct {
+		name string
+		a, b *corev1.PodSpec
+		want bool
+	}{
+		{"identical", spec(one, "1Gi"), spec(one, "1Gi"), true},
+		{"a quantity written otherwise", spec(one, "1Gi"), spec(one, "1024Mi"), true},
+		{"no env and an empty env", spec(nil, "1Gi"), spec([]corev1.EnvVar{}, "1Gi"), true},
+		{"another env value", spec(one, "1Gi"), spec([]corev1.EnvVar{{Name: "A", Value: "2"}}, "1Gi"), false},
+		{"another quantity", spec(one, "1Gi"), spec(one, "2Gi"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := semanticallyEqual(tt.a, tt.b); got != tt.want {
+				t.Errorf("semanticallyEqual = %v, want %v", got, tt.want)
 			}
 		})
 	}

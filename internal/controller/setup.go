@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -205,7 +206,7 @@ func templateUsers(reader client.Reader, typ workload.Type) handler.MapFunc {
 func templateChanged(src workload.Type) predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !sameSpec(e.ObjectOld, e.ObjectNew) && !equality.Semantic.DeepEqual(src.Template(e.ObjectOld), src.Template(e.ObjectNew))
+			return !sameSpec(e.ObjectOld, e.ObjectNew) && !semanticallyEqual(src.Template(e.ObjectOld), src.Template(e.ObjectNew))
 		},
 	}
 }
@@ -283,7 +284,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
 				!r.views.of(e.ObjectNew).ownRecord() ||
 				!sameSpec(e.ObjectOld, e.ObjectNew) && (!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
-					!equality.Semantic.DeepEqual(&oldT.Spec, &newT.Spec)) ||
+					!semanticallyEqual(&oldT.Spec, &newT.Spec)) ||
 				r.templateRefChanged(e.ObjectOld, e.ObjectNew)
 		},
 	}
@@ -297,6 +298,17 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 // generation 1, hence the UID.
 func sameSpec(a, b client.Object) bool {
 	return a.GetUID() == b.GetUID() && a.GetGeneration() != 0 && a.GetGeneration() == b.GetGeneration()
+}
+
+// semanticallyEqual is equality.Semantic.DeepEqual, answered first by
+// reflect.DeepEqual, whose "equal" implies it: on the pod specs of ripple's
+// own rollouts, which change only the template's annotations, that took a
+// quarter of the time and an eighth of the memory, and the semantic
+// comparison (by then 8% of ripple's CPU per edit in the bench) runs only
+// on specs that differ in their representation, such as a quantity
+// written "1" and "1000m", or that really changed.
+func semanticallyEqual(a, b any) bool {
+	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
 }
 
 // templateRefChanged reads the reference itself: a view of the old version
