@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -26,6 +27,10 @@ type FloorOptions struct {
 	QPS     float32
 	Burst   int
 	Workers int
+	// Events makes the floor also write, after each patch, the Event
+	// ripple writes on a rollout, as Reloader does: the requests a
+	// drop-in replacement cannot do without.
+	Events bool
 }
 
 // Floor is the least a controller can do: on each ConfigMap event it merge
@@ -36,6 +41,7 @@ type Floor struct {
 	ns     string
 	users  map[string][]string
 	client client.Client
+	events bool
 	work   chan floorJob
 	errs   chan error
 }
@@ -52,7 +58,7 @@ func StartFloor(ctx context.Context, user *rest.Config, cs kubernetes.Interface,
 	if err != nil {
 		return nil, err
 	}
-	f := &Floor{ns: ns, users: users, client: c, work: make(chan floorJob, 1<<16), errs: make(chan error, 16)}
+	f := &Floor{ns: ns, users: users, client: c, events: o.Events, work: make(chan floorJob, 1<<16), errs: make(chan error, 16)}
 	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return nil, err
@@ -132,5 +138,25 @@ func (f *Floor) patch(ctx context.Context, j floorJob) error {
 		return err
 	}
 	obj := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: j.dep}}
-	return f.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner("ripple-floor"))
+	if err := f.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner("ripple-floor")); err != nil || !f.events {
+		return err
+	}
+	return f.client.Create(ctx, rolledEvent(obj, j.cm))
+}
+
+// rolledEvent is an Event like the one ripple writes on a rollout of d.
+func rolledEvent(d *appsv1.Deployment, cm string) *eventsv1.Event {
+	now := time.Now()
+	return &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name + "." + strconv.FormatInt(now.UnixNano(), 16)},
+		EventTime:           metav1.NewMicroTime(now),
+		ReportingController: "ripple-floor",
+		ReportingInstance:   "ripple-floor",
+		Action:              "Reload",
+		Reason:              "Reloaded",
+		Regarding: corev1.ObjectReference{Kind: "Deployment", APIVersion: "apps/v1", Namespace: d.Namespace, Name: d.Name,
+			UID: d.UID, ResourceVersion: d.ResourceVersion},
+		Note: "Rolled because ConfigMap " + cm + " changed",
+		Type: corev1.EventTypeNormal,
+	}
 }

@@ -35,7 +35,7 @@ func (b *Bench) scale(ctx context.Context, a *latencyResult) error {
 	}
 	cms := editTargets(b.cfg.Edits, scaleConfigMaps)
 	const settle = 300 * time.Millisecond
-	floorEdits, _, err := b.floor(ctx, e, cms, settle)
+	floorEdits, _, err := b.floor(ctx, e, cms, settle, b.cfg.Floor)
 	if err != nil {
 		return err
 	}
