@@ -63,9 +63,8 @@ func (b *Bench) scale(ctx context.Context, a *latencyResult) error {
 	b.correctness(scen+" --debounce=0", edits)
 	b.ratioRow(scen+" --debounce=0", "first workload p50", rf.P50, ff.P50, 1.2)
 	if a != nil {
-		rt := ratio(rf.P50, a.first.P50)
-		b.report.add(Row{Scenario: scen + " --debounce=0", Measure: "first workload p50 vs (a)", Ripple: ms(rf.P50), Floor: "(a) " + ms(a.first.P50),
-			Rate: fmt.Sprintf("%.2fx", rt), Target: "<= 1.2x (a)", Pass: pass(rt <= 1.2)})
+		b.againstA(scen+" --debounce=0", "first workload p50 vs (a)", rf.P50, a.first.P50)
+		b.floorAgainstA(scen, ff.P50, a)
 	}
 	b.report.add(Row{Scenario: scen, Measure: "ripple peak RSS (VmHWM)", Ripple: mib(p.HWM),
 		Target: "<= " + mib(scaleRSS), Pass: pass(p.HWM <= scaleRSS)})
