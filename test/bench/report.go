@@ -162,5 +162,7 @@ request costs the API server the same audit write as ripple's: the API server's 
 Timing targets are ratios to the floor, so a busy machine slows both alike.
 API load is counted by kube-apiserver's audit log (ripple's user only), by apiserver_request_total and by
 ripple's rest_client_requests_total; CPU and memory come from /proc/<pid>/stat and /proc/<pid>/status.
+For (e), the floor runs the edits of (b) once more, writing after each patch an Event like ripple's
+` + "`Reloaded`" + ` one, as Reloader writes: the two requests per rollout a drop-in replacement makes.
 
 `
