@@ -5,10 +5,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
@@ -58,8 +61,8 @@ func TestTemplateChangedPassesTemplateChangesOnly(t *testing.T) {
 		{"a new generation with another template", deployment("a", 3, "cfg"), deployment("a", 4, "other"), true},
 		{"a recreation at the same generation, seen as an update after a relist", deployment("a", 1, "cfg"), deployment("b", 1, "other"), true},
 		{"no generation known", deployment("a", 0, "cfg"), deployment("a", 0, "other"), true},
-		{"a new generation whose template only writes a quantity otherwise", sized(deployment("a", 3, "cfg"), "1Gi"), sized(deployment("a", 4, "cfg"), "1024Mi"), false},
-		{"a new generation with another quantity", sized(deployment("a", 3, "cfg"), "1Gi"), sized(deployment("a", 4, "cfg"), "2Gi"), true},
+		{"a new generation whose template only writes a quantity otherwise", sized(deployment("a", 3, "cfg"), "1"), sized(deployment("a", 4, "cfg"), "1000m"), false},
+		{"a new generation with another quantity", sized(deployment("a", 3, "cfg"), "1"), sized(deployment("a", 4, "cfg"), "2"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,16 +94,53 @@ func TestSemanticallyEqualAgreesWithTheSemanticComparison(t *testing.T) {
 		a, b *corev1.PodSpec
 		want bool
 	}{
-		{"identical", spec(one, "1Gi"), spec(one, "1Gi"), true},
-		{"a quantity written otherwise", spec(one, "1Gi"), spec(one, "1024Mi"), true},
-		{"no env and an empty env", spec(nil, "1Gi"), spec([]corev1.EnvVar{}, "1Gi"), true},
-		{"another env value", spec(one, "1Gi"), spec([]corev1.EnvVar{{Name: "A", Value: "2"}}, "1Gi"), false},
-		{"another quantity", spec(one, "1Gi"), spec(one, "2Gi"), false},
+		{"identical", spec(one, "1"), spec(one, "1"), true},
+		{"a quantity written otherwise", spec(one, "1"), spec(one, "1000m"), true},
+		{"no env and an empty env", spec(nil, "1"), spec([]corev1.EnvVar{}, "1"), true},
+		{"another env value", spec(one, "1"), spec([]corev1.EnvVar{{Name: "A", Value: "2"}}, "1"), false},
+		{"another quantity", spec(one, "1"), spec(one, "2"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := semanticallyEqual(tt.a, tt.b); got != tt.want {
-				t.Errorf("semanticallyEqual = %v, want %v", got, tt.want)
+			got := semanticallyEqual(tt.a, tt.b)
+			if semantic := equality.Semantic.DeepEqual(tt.a, tt.b); got != semantic || got != tt.want {
+				t.Errorf("semanticallyEqual = %v, equality.Semantic.DeepEqual = %v, want both %v", got, semantic, tt.want)
+			}
+		})
+	}
+}
+
+func TestInputsChangedPassesOnlyWhatReconcileReads(t *testing.T) {
+	deployments, _ := workload.ByPlural("deployments")
+	opts := &options.Options{Keys: annotations.DefaultKeys(), ReloadStrategy: workload.StampAnnotations}
+	r := &Reconciler{Type: deployments, Opts: opts, views: newViews(deployments, opts)}
+	deployment := func(version string, gen int64, digest, size string, env []corev1.EnvVar) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "cfg"}}
+		d = sized(d, size)
+		d.UID, d.ResourceVersion, d.Generation = "a", version, gen
+		d.Annotations = map[string]string{annotations.Recorded: (record{keyID: "k", at: gen}).encode()}
+		d.Spec.Template.Annotations = map[string]string{annotations.ConfigDigest: digest}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app", Env: env}}
+		return d
+	}
+	one := []corev1.EnvVar{{Name: "A", Value: "1"}}
+	tests := []struct {
+		name     string
+		old, new *appsv1.Deployment
+		passes   bool
+	}{
+		{"a status update", deployment("1", 3, "d1", "1", one), deployment("2", 3, "d1", "1", one), false},
+		{"ripple's own rollout: its digest and record", deployment("1", 3, "d1", "1", one), deployment("2", 4, "d2", "1", one), false},
+		{"a new generation whose spec only writes a quantity otherwise", deployment("1", 3, "d1", "1", one), deployment("2", 4, "d1", "1000m", one), false},
+		{"a new generation whose spec drops an empty env", deployment("1", 3, "d1", "1", []corev1.EnvVar{}), deployment("2", 4, "d1", "1", nil), false},
+		{"another env value", deployment("1", 3, "d1", "1", one), deployment("2", 4, "d1", "1", []corev1.EnvVar{{Name: "A", Value: "2"}}), true},
+		{"another quantity", deployment("1", 3, "d1", "1", one), deployment("2", 4, "d1", "2", one), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.inputsChanged().Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}); got != tt.passes {
+				t.Errorf("passes = %v, want %v", got, tt.passes)
 			}
 		})
 	}

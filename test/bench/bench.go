@@ -324,22 +324,23 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 	cms := editTargets(b.cfg.Edits, c)
 	const settle = 300 * time.Millisecond
 
+	// (e) also compares ripple's CPU with a floor that writes ripple's
+	// Event on each rollout too; its latencies are not the floor's. It
+	// runs first, so that the floor's latencies and ripple's are measured
+	// one after the other.
+	var evCPU time.Duration
+	if id == "b" {
+		withEvents := b.cfg.Floor
+		withEvents.Events = true
+		if _, evCPU, err = b.floor(ctx, e, cms, settle, withEvents); err != nil {
+			return nil, err
+		}
+	}
 	floorEdits, floorCPU, err := b.floor(ctx, e, cms, settle, b.cfg.Floor)
 	if err != nil {
 		return nil, err
 	}
-	// (e) also compares ripple's CPU with a floor that writes ripple's
-	// Event on each rollout too; its latencies are not the floor's.
-	var floorCPUs [2]time.Duration
-	if id == "b" {
-		withEvents := b.cfg.Floor
-		withEvents.Events = true
-		_, evCPU, err := b.floor(ctx, e, cms, settle, withEvents)
-		if err != nil {
-			return nil, err
-		}
-		floorCPUs = [2]time.Duration{floorCPU, evCPU}
-	}
+	floorCPUs := [2]time.Duration{floorCPU, evCPU}
 	ff, fl := Latencies(floorEdits)
 
 	// debounce 0, with the API load and CPU of (e) measured around the edits.

@@ -14,10 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	eventsv1client "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -41,7 +43,9 @@ type Floor struct {
 	ns     string
 	users  map[string][]string
 	client client.Client
-	events bool
+	// events writes the Events, nil without FloorOptions.Events; it reads
+	// only the status of each answer, as ripple's recorder does.
+	events rest.Interface
 	work   chan floorJob
 	errs   chan error
 }
@@ -58,7 +62,16 @@ func StartFloor(ctx context.Context, user *rest.Config, cs kubernetes.Interface,
 	if err != nil {
 		return nil, err
 	}
-	f := &Floor{ns: ns, users: users, client: c, events: o.Events, work: make(chan floorJob, 1<<16), errs: make(chan error, 16)}
+	f := &Floor{ns: ns, users: users, client: c, work: make(chan floorJob, 1<<16), errs: make(chan error, 16)}
+	if o.Events {
+		ecfg := rest.CopyConfig(cfg)
+		ecfg.ContentType = runtime.ContentTypeProtobuf
+		ec, err := eventsv1client.NewForConfig(ecfg)
+		if err != nil {
+			return nil, err
+		}
+		f.events = ec.RESTClient()
+	}
 	list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return nil, err
@@ -123,7 +136,8 @@ func (f *Floor) Err() error {
 }
 
 // patch writes what ripple writes on a rollout: a record on the metadata and
-// a digest on the pod template, in one merge patch.
+// a digest on the pod template, in one merge patch, then, with Events, the
+// Event.
 func (f *Floor) patch(ctx context.Context, j floorJob) error {
 	sum := sha256.Sum256([]byte(j.cm + "/" + j.rv))
 	digest := hex.EncodeToString(sum[:16])
@@ -138,10 +152,10 @@ func (f *Floor) patch(ctx context.Context, j floorJob) error {
 		return err
 	}
 	obj := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: j.dep}}
-	if err := f.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner("ripple-floor")); err != nil || !f.events {
+	if err := f.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner("ripple-floor")); err != nil || f.events == nil {
 		return err
 	}
-	return f.client.Create(ctx, rolledEvent(obj, j.cm))
+	return f.events.Post().Namespace(f.ns).Resource("events").Body(rolledEvent(obj, j.cm)).Do(ctx).Error()
 }
 
 // rolledEvent is an Event like the one ripple writes on a rollout of d.
