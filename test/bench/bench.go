@@ -328,11 +328,11 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 	// Event on each rollout too; its latencies are not the floor's. It
 	// runs first, so that the floor's latencies and ripple's are measured
 	// one after the other.
-	var evCPU time.Duration
+	var cpus floorCPUs
 	if id == "b" {
 		withEvents := b.cfg.Floor
 		withEvents.Events = true
-		if _, evCPU, err = b.floor(ctx, e, cms, settle, withEvents); err != nil {
+		if _, cpus.withEvents, err = b.floor(ctx, e, cms, settle, withEvents); err != nil {
 			return nil, err
 		}
 	}
@@ -340,7 +340,7 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 	if err != nil {
 		return nil, err
 	}
-	floorCPUs := [2]time.Duration{floorCPU, evCPU}
+	cpus.patches = floorCPU
 	ff, fl := Latencies(floorEdits)
 
 	// debounce 0, with the API load and CPU of (e) measured around the edits.
@@ -366,7 +366,7 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 		return nil, errors.Join(err, r.Stop())
 	}
 	if id == "b" {
-		if err := b.endLoad(ctx, r, load, edits, floorCPUs); err != nil {
+		if err := b.endLoad(ctx, r, load, edits, cpus); err != nil {
 			return nil, errors.Join(err, r.Stop())
 		}
 	}
@@ -506,7 +506,9 @@ func (b *Bench) beginLoad(ctx context.Context, r *Ripple) loadMark {
 // ConfigMaps, without and with an Event per rollout: less the bench's own
 // over ripple's (its edits and its watch of the Deployments), each is a
 // floor's CPU time.
-func (b *Bench) endLoad(ctx context.Context, r *Ripple, m loadMark, edits []Edit, floorCPUs [2]time.Duration) error {
+type floorCPUs struct{ patches, withEvents time.Duration }
+
+func (b *Bench) endLoad(ctx context.Context, r *Ripple, m loadMark, edits []Edit, floorCPU floorCPUs) error {
 	proc, err := r.Proc()
 	if err != nil {
 		return err
@@ -552,14 +554,14 @@ func (b *Bench) endLoad(ctx context.Context, r *Ripple, m loadMark, edits []Edit
 		Ripple: fmt.Sprintf("%.0f", client["PATCH"]), Target: fmt.Sprintf("= %d affected", affected),
 		Pass: pass(client["PATCH"] == float64(affected))})
 	cpu := (proc.CPU - m.proc.CPU) / time.Duration(max(n, 1))
-	floor := max(floorCPUs[0]-benchCPU, 0) / time.Duration(max(n, 1))
-	withEvents := max(floorCPUs[1]-benchCPU, 0) / time.Duration(max(n, 1))
+	floor := max(floorCPU.patches-benchCPU, 0) / time.Duration(max(n, 1))
+	withEvents := max(floorCPU.withEvents-benchCPU, 0) / time.Duration(max(n, 1))
 	b.report.add(Row{Scenario: scen, Measure: "ripple CPU per edit (utime+stime)", Ripple: ms(cpu), Floor: ms(floor),
 		Rate: fmt.Sprintf("%.2fx", ratio(cpu, floor)), Target: "<= 5ms", Pass: pass(cpu <= 5*time.Millisecond)})
 	b.report.add(Row{Scenario: scen, Measure: "ripple CPU per edit, against a floor that also writes ripple's Event per rollout", Ripple: ms(cpu),
 		Floor: ms(withEvents), Rate: fmt.Sprintf("%.2fx", ratio(cpu, withEvents)), Target: "-"})
 	b.report.note("(e) the floor's CPU per edit is the bench's own CPU time over the floor's edits (%s; %s with the Events) less that over ripple's (%s), divided by the %d edits",
-		ms(floorCPUs[0]), ms(floorCPUs[1]), ms(benchCPU), n)
+		ms(floorCPU.patches), ms(floorCPU.withEvents), ms(benchCPU), n)
 	b.report.note("(e) %d edits, %d affected workloads; ripple's requests in the audit log: %s", n, affected, FormatCounts(audit))
 	b.report.note("(e) apiserver_request_total over the edits, all clients (the bench's edits included): %s", FormatCounts(server))
 	b.report.note("(e) ripple's rest_client_requests_total over the edits: %s", FormatCounts(client))
