@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -58,6 +59,7 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 	for _, c := range configure {
 		c(cfg)
 	}
+	sampleHeap(opts.Extras.EnablePprof)
 	ctx := ctrl.SetupSignalHandler()
 	gcpace.Start(ctx)
 	mgr, err := NewManager(ctx, cfg, &opts, os.Stderr)
@@ -233,4 +235,13 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// sampleHeap keeps Go's sampling of allocations for heap profiles only when
+// --enable-pprof serves them: nothing else reads them, and the profiler's
+// records cost about 0.5 MiB of RSS in the bench's memory scenario (c).
+func sampleHeap(pprof bool) {
+	if !pprof {
+		runtime.MemProfileRate = 0
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -71,6 +72,26 @@ func TestMigrateValues_ReadsAFileOrStandardInputAndFailsClearly(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Fatalf("MigrateValues = %v, want an error holding %q", err, c.err)
+			}
+		})
+	}
+}
+
+func TestSampleHeap_KeepsHeapProfilesOnlyWhenPprofServesThem(t *testing.T) {
+	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+	for _, tc := range []struct {
+		name    string
+		pprof   bool
+		sampled bool
+	}{
+		{name: "with --enable-pprof the heap profile is sampled", pprof: true, sampled: true},
+		{name: "without it nothing is sampled", pprof: false, sampled: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runtime.MemProfileRate = 512 * 1024
+			sampleHeap(tc.pprof)
+			if got := runtime.MemProfileRate > 0; got != tc.sampled {
+				t.Errorf("heap sampled = %v (MemProfileRate %d), want %v", got, runtime.MemProfileRate, tc.sampled)
 			}
 		})
 	}

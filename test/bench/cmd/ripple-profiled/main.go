@@ -41,6 +41,9 @@ func run(args []string) error {
 			return err
 		}
 	}
+	// ripple samples the heap for profiles only with --enable-pprof; its
+	// endpoint goes to a free port, out of the way of RIPPLE_PPROF_ADDR.
+	args = append(args, "--enable-pprof", "--pprof-addr=127.0.0.1:0")
 	return cli.Run(args, func(cfg *rest.Config) {
 		if os.Getenv("RIPPLE_PROTOBUF") == "1" {
 			cfg.ContentType = "application/vnd.kubernetes.protobuf"
