@@ -59,7 +59,7 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 	for _, c := range configure {
 		c(cfg)
 	}
-	sampleHeap(opts.Extras.EnablePprof)
+	sampleHeap(opts.EnablePprof)
 	ctx := ctrl.SetupSignalHandler()
 	gcpace.Start(ctx)
 	mgr, err := NewManager(ctx, cfg, &opts, os.Stderr)
