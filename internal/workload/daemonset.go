@@ -23,12 +23,17 @@ func init() {
 			return true
 		}
 		st := d.Status
+		// Under OnDelete the controller replaces no pod: there is nothing
+		// to wait for once it saw the change.
+		if d.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
+			return st.ObservedGeneration >= d.Generation
+		}
 		return st.ObservedGeneration >= d.Generation && st.UpdatedNumberScheduled == st.DesiredNumberScheduled &&
 			st.NumberAvailable == st.DesiredNumberScheduled
 	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.DaemonSet) {
-		o.Spec = appsv1.DaemonSetSpec{Template: trimTemplate(o.Spec.Template)}
+		o.Spec = appsv1.DaemonSetSpec{UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: o.Spec.UpdateStrategy.Type}, Template: trimTemplate(o.Spec.Template)}
 		o.Status = appsv1.DaemonSetStatus{ObservedGeneration: o.Status.ObservedGeneration, DesiredNumberScheduled: o.Status.DesiredNumberScheduled,
 			UpdatedNumberScheduled: o.Status.UpdatedNumberScheduled, NumberAvailable: o.Status.NumberAvailable}
 	})

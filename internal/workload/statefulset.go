@@ -22,16 +22,38 @@ func init() {
 		if !ok {
 			return true
 		}
-		want := replicas(s.Spec.Replicas)
 		st := s.Status
-		return st.ObservedGeneration >= s.Generation && st.UpdatedReplicas == want && st.AvailableReplicas == want &&
-			st.CurrentRevision == st.UpdateRevision
+		if st.ObservedGeneration < s.Generation {
+			return false
+		}
+		// Under OnDelete the controller replaces no pod: the rollout is
+		// whatever pods someone deletes, so there is nothing to wait for.
+		if s.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+			return true
+		}
+		want := replicas(s.Spec.Replicas)
+		// A partition keeps the pods below it on the old revision, so the
+		// two revisions never meet: the rollout is done once the pods from
+		// the partition up are updated, as kubectl rollout status reads it.
+		if p := partition(s); p > 0 {
+			return st.AvailableReplicas == want && st.UpdatedReplicas >= want-p
+		}
+		return st.UpdatedReplicas == want && st.AvailableReplicas == want && st.CurrentRevision == st.UpdateRevision
 	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.StatefulSet) {
-		o.Spec = appsv1.StatefulSetSpec{Replicas: o.Spec.Replicas, Template: trimTemplate(o.Spec.Template)}
+		o.Spec = appsv1.StatefulSetSpec{Replicas: o.Spec.Replicas, UpdateStrategy: o.Spec.UpdateStrategy, Template: trimTemplate(o.Spec.Template)}
 		o.Status = appsv1.StatefulSetStatus{ObservedGeneration: o.Status.ObservedGeneration, UpdatedReplicas: o.Status.UpdatedReplicas,
 			AvailableReplicas: o.Status.AvailableReplicas, CurrentRevision: o.Status.CurrentRevision, UpdateRevision: o.Status.UpdateRevision}
 	})
 	register(t)
+}
+
+// partition is the ordinal below which a StatefulSet's rolling update
+// leaves pods as they are.
+func partition(s *appsv1.StatefulSet) int32 {
+	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		return *ru.Partition
+	}
+	return 0
 }

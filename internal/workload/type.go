@@ -70,8 +70,10 @@ type Type struct {
 	Selector func(client.Object) *metav1.LabelSelector
 	// Available, when set, reports whether the object's last rollout is
 	// done: its controller saw the current generation and every replica is
-	// updated and available. Paced rollouts (--max-rollouts-in-progress)
-	// wait for it; a type without it never holds a wave up.
+	// updated and available (under OnDelete, only the first; with a
+	// StatefulSet's partition, the replicas from the partition up). Paced
+	// rollouts (--max-rollouts-in-progress) wait for it; a type without it
+	// never holds a wave up.
 	Available func(client.Object) bool
 	// Pause is how the type holds rollouts during a pause period.
 	Pause Pause

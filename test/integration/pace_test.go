@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -229,6 +230,42 @@ var _ = Describe("Paced rollouts", func() {
 		Eventually(before[second].Rollouts, 10*time.Second).Should(Equal(1))
 		Expect(eventsFor(sets[second])()).To(ContainElement(HavePrefix("ReloadPaused:")))
 	})
+
+	DescribeTable("frees a StatefulSet's slot once its controller has no pod left to replace, so the next of the wave rolls",
+		func(strategy appsv1.StatefulSetUpdateStrategy) {
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			sets := []*appsv1.StatefulSet{
+				createStatefulSet(ns, "a", auto, envFromConfigMap("cfg")),
+				createStatefulSet(ns, "b", auto, envFromConfigMap("cfg")),
+			}
+			for _, s := range sets {
+				s.Spec.UpdateStrategy = strategy
+				Expect(k8s.Update(suiteCtx, s)).To(Succeed())
+			}
+			startRipple("--max-rollouts-in-progress=1", "--rollout-timeout=10m")
+			before := []state{recorded(sets[0]), recorded(sets[1])}
+
+			setData(cm, "k", "2")
+
+			Eventually(func() int { return before[0].Rollouts() + before[1].Rollouts() }, 10*time.Second).Should(Equal(1))
+			first, second := sets[0], before[1]
+			if before[1].Rollouts() == 1 {
+				first, second = sets[1], before[0]
+			}
+			Consistently(second.Rollouts, quiet).Should(BeZero(), "the second waits while its controller has not seen the first's change")
+			// What the StatefulSet controller writes: the change seen, the one
+			// pod (below the partition, or waiting to be deleted) not replaced.
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(first), first)).To(Succeed())
+			first.Status = appsv1.StatefulSetStatus{ObservedGeneration: first.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+				CurrentReplicas: 1, CurrentRevision: "old", UpdateRevision: "new"}
+			Expect(k8s.Status().Update(suiteCtx, first)).To(Succeed())
+
+			Eventually(second.Rollouts, 10*time.Second).Should(Equal(1), "long before --rollout-timeout")
+		},
+		Entry("OnDelete", appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}),
+		Entry("a partition above its one pod", appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](1)}}),
+	)
 
 	It("never holds up a rollout of another change", func() {
 		a := createConfigMap(ns, "a", map[string]string{"k": "1"})

@@ -1,0 +1,76 @@
+package workload
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func statefulSet(strategy appsv1.StatefulSetUpdateStrategy, st appsv1.StatefulSetStatus) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), UpdateStrategy: strategy}, Status: st}
+}
+
+func daemonSet(strategy appsv1.DaemonSetUpdateStrategyType, st appsv1.DaemonSetStatus) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec: appsv1.DaemonSetSpec{UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: strategy}}, Status: st}
+}
+
+// A paced rollout holds its slot until Available; one that can never be
+// Available holds it until --rollout-timeout, delaying the rest of its wave.
+func TestAvailable_EndsARolloutWhenItsControllerHasNothingLeftToDo(t *testing.T) {
+	rolling := appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+	onDelete := appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	partitioned := appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](2)}}
+	tests := []struct {
+		name   string
+		plural string
+		obj    client.Object
+		want   bool
+	}{
+		{"a StatefulSet with every pod updated and available", "statefulsets", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
+			UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "b", UpdateRevision: "b"}), true},
+		{"a StatefulSet still replacing pods", "statefulsets", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
+			UpdatedReplicas: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), false},
+		{"a StatefulSet whose controller has not seen the change", "statefulsets", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 1,
+			UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "a"}), false},
+		{"an OnDelete StatefulSet once its controller saw the change, no pod replaced", "statefulsets", statefulSet(onDelete,
+			appsv1.StatefulSetStatus{ObservedGeneration: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), true},
+		{"an OnDelete StatefulSet before its controller saw the change", "statefulsets", statefulSet(onDelete,
+			appsv1.StatefulSetStatus{ObservedGeneration: 1, AvailableReplicas: 3}), false},
+		{"a StatefulSet partitioned at 2 with its one pod above the partition updated", "statefulsets", statefulSet(partitioned,
+			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), true},
+		{"a StatefulSet partitioned at 2 with no pod updated yet", "statefulsets", statefulSet(partitioned,
+			appsv1.StatefulSetStatus{ObservedGeneration: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), false},
+		{"a StatefulSet partitioned at 2 with its updated pod not yet available", "statefulsets", statefulSet(partitioned,
+			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 2, CurrentRevision: "a", UpdateRevision: "b"}), false},
+		{"a DaemonSet updated and available on every node", "daemonsets", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{
+			ObservedGeneration: 2, DesiredNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberAvailable: 3}), true},
+		{"a DaemonSet still replacing pods", "daemonsets", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{
+			ObservedGeneration: 2, DesiredNumberScheduled: 3, UpdatedNumberScheduled: 1, NumberAvailable: 3}), false},
+		{"an OnDelete DaemonSet once its controller saw the change, no pod replaced", "daemonsets", daemonSet(appsv1.OnDeleteDaemonSetStrategyType,
+			appsv1.DaemonSetStatus{ObservedGeneration: 2, DesiredNumberScheduled: 3, NumberAvailable: 3}), true},
+		{"an OnDelete DaemonSet before its controller saw the change", "daemonsets", daemonSet(appsv1.OnDeleteDaemonSetStrategyType,
+			appsv1.DaemonSetStatus{ObservedGeneration: 1, DesiredNumberScheduled: 3, NumberAvailable: 3}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			typ, ok := ByPlural(tt.plural)
+			if !ok {
+				t.Fatalf("no workload type %s", tt.plural)
+			}
+			if got := typ.Available(tt.obj); got != tt.want {
+				t.Errorf("Available = %v, want %v", got, tt.want)
+			}
+			// The pacer reads the cached object, which Trim cut down.
+			typ.Trim(tt.obj)
+			if got := typ.Available(tt.obj); got != tt.want {
+				t.Errorf("Available of the trimmed object = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
