@@ -77,17 +77,20 @@ func TestMigrateValues_ReadsAFileOrStandardInputAndFailsClearly(t *testing.T) {
 	}
 }
 
-func TestSampleHeap_KeepsHeapProfilesOnlyWhenPprofServesThem(t *testing.T) {
+func TestSampleHeap_KeepsHeapProfilesOnlyWhenPprofServesThemOrGODEBUGAsks(t *testing.T) {
 	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 	for _, tc := range []struct {
 		name    string
 		pprof   bool
+		godebug string
 		sampled bool
 	}{
 		{name: "with --enable-pprof the heap profile is sampled", pprof: true, sampled: true},
-		{name: "without it nothing is sampled", pprof: false, sampled: false},
+		{name: "without it nothing is sampled", sampled: false},
+		{name: "GODEBUG's memprofilerate is left as set", godebug: "gctrace=1,memprofilerate=1", sampled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GODEBUG", tc.godebug)
 			runtime.MemProfileRate = 512 * 1024
 			sampleHeap(tc.pprof)
 			if got := runtime.MemProfileRate > 0; got != tc.sampled {

@@ -42,7 +42,7 @@ type Extras struct {
 
 func (p *Parser) bindExtras(fs *pflag.FlagSet) {
 	e := &p.opts.Extras
-	fs.BoolVar(&e.EnablePprof, "enable-pprof", false, "Serve Go's pprof profiles under /debug/pprof/ on --pprof-addr.")
+	fs.BoolVar(&e.EnablePprof, "enable-pprof", false, "Serve Go's pprof profiles under /debug/pprof/ on --pprof-addr; without it no allocation is sampled for heap profiles.")
 	fs.StringVar(&e.PprofAddr, "pprof-addr", ":6060", "Address of the pprof endpoint, with --enable-pprof.")
 	fs.StringVar(&e.WebhookURL, "webhook-url", "", "Roll nothing: POST each change that would roll a workload to this http or https URL instead, as JSON naming the workload and the changed objects.")
 }

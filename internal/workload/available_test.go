@@ -46,6 +46,10 @@ func TestAvailable_EndsARolloutWhenItsControllerHasNothingLeftToDo(t *testing.T)
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), true},
 		{"a StatefulSet partitioned at 2 with no pod updated yet", "statefulsets", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), false},
+		{"a StatefulSet partitioned at 2 whose change was undone, the pod above the partition not yet back", "statefulsets", statefulSet(partitioned,
+			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "a"}), false},
+		{"a StatefulSet partitioned at 2 whose change was undone, every pod back", "statefulsets", statefulSet(partitioned,
+			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "a"}), true},
 		{"a StatefulSet partitioned at 2 with its updated pod not yet available", "statefulsets", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 2, CurrentRevision: "a", UpdateRevision: "b"}), false},
 		{"a DaemonSet updated and available on every node", "daemonsets", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{

@@ -32,13 +32,19 @@ func init() {
 			return true
 		}
 		want := replicas(s.Spec.Replicas)
+		if st.AvailableReplicas != want {
+			return false
+		}
 		// A partition keeps the pods below it on the old revision, so the
 		// two revisions never meet: the rollout is done once the pods from
 		// the partition up are updated, as kubectl rollout status reads it.
-		if p := partition(s); p > 0 {
-			return st.AvailableReplicas == want && st.UpdatedReplicas >= want-p
+		// A change undone makes the old revision the update revision again;
+		// then the pods below the partition count as updated, and every pod
+		// must be.
+		if p := partition(s); p > 0 && st.CurrentRevision != st.UpdateRevision {
+			return st.UpdatedReplicas >= want-p
 		}
-		return st.UpdatedReplicas == want && st.AvailableReplicas == want && st.CurrentRevision == st.UpdateRevision
+		return st.UpdatedReplicas == want && st.CurrentRevision == st.UpdateRevision
 	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.StatefulSet) {

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"k8s.io/client-go/rest"
@@ -42,8 +43,11 @@ func run(args []string) error {
 		}
 	}
 	// ripple samples the heap for profiles only with --enable-pprof; its
-	// endpoint goes to a free port, out of the way of RIPPLE_PPROF_ADDR.
-	args = append(args, "--enable-pprof", "--pprof-addr=127.0.0.1:0")
+	// endpoint goes to a free port, out of the way of RIPPLE_PPROF_ADDR,
+	// unless the flags that follow say otherwise.
+	if len(args) == 0 || (strings.HasPrefix(args[0], "--") && args[0] != "--version") {
+		args = append([]string{"--enable-pprof", "--pprof-addr=127.0.0.1:0"}, args...)
+	}
 	return cli.Run(args, func(cfg *rest.Config) {
 		if os.Getenv("RIPPLE_PROTOBUF") == "1" {
 			cfg.ContentType = "application/vnd.kubernetes.protobuf"
