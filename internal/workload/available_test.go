@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"reflect"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,6 +20,18 @@ func daemonSet(strategy appsv1.DaemonSetUpdateStrategyType, st appsv1.DaemonSetS
 		Spec: appsv1.DaemonSetSpec{UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: strategy}}, Status: st}
 }
 
+// typeOf is the registered workload type of obj.
+func typeOf(t *testing.T, obj client.Object) Type {
+	t.Helper()
+	for _, typ := range All {
+		if reflect.TypeOf(typ.New()) == reflect.TypeOf(obj) {
+			return typ
+		}
+	}
+	t.Fatalf("no workload type for %T", obj)
+	return Type{}
+}
+
 // A paced rollout holds its slot until Available; one that can never be
 // Available holds it until --rollout-timeout, delaying the rest of its wave.
 func TestAvailable_EndsARolloutWhenItsControllerHasNothingLeftToDo(t *testing.T) {
@@ -27,46 +40,42 @@ func TestAvailable_EndsARolloutWhenItsControllerHasNothingLeftToDo(t *testing.T)
 	partitioned := appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](2)}}
 	tests := []struct {
-		name   string
-		plural string
-		obj    client.Object
-		want   bool
+		name string
+		obj  client.Object
+		want bool
 	}{
-		{"a StatefulSet with every pod updated and available", "statefulsets", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
+		{"a StatefulSet with every pod updated and available", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
 			UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "b", UpdateRevision: "b"}), true},
-		{"a StatefulSet still replacing pods", "statefulsets", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
+		{"a StatefulSet still replacing pods", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
 			UpdatedReplicas: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), false},
-		{"a StatefulSet whose controller has not seen the change", "statefulsets", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 1,
+		{"a StatefulSet whose controller has not seen the change", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 1,
 			UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "a"}), false},
-		{"an OnDelete StatefulSet once its controller saw the change, no pod replaced", "statefulsets", statefulSet(onDelete,
+		{"an OnDelete StatefulSet once its controller saw the change, no pod replaced", statefulSet(onDelete,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), true},
-		{"an OnDelete StatefulSet before its controller saw the change", "statefulsets", statefulSet(onDelete,
+		{"an OnDelete StatefulSet before its controller saw the change", statefulSet(onDelete,
 			appsv1.StatefulSetStatus{ObservedGeneration: 1, AvailableReplicas: 3}), false},
-		{"a StatefulSet partitioned at 2 with its one pod above the partition updated", "statefulsets", statefulSet(partitioned,
+		{"a StatefulSet partitioned at 2 with its one pod above the partition updated", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), true},
-		{"a StatefulSet partitioned at 2 with no pod updated yet", "statefulsets", statefulSet(partitioned,
+		{"a StatefulSet partitioned at 2 with no pod updated yet", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"}), false},
-		{"a StatefulSet partitioned at 2 whose change was undone, the pod above the partition not yet back", "statefulsets", statefulSet(partitioned,
+		{"a StatefulSet partitioned at 2 whose change was undone, the pod above the partition not yet back", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 2, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "a"}), false},
-		{"a StatefulSet partitioned at 2 whose change was undone, every pod back", "statefulsets", statefulSet(partitioned,
+		{"a StatefulSet partitioned at 2 whose change was undone, every pod back", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "a", UpdateRevision: "a"}), true},
-		{"a StatefulSet partitioned at 2 with its updated pod not yet available", "statefulsets", statefulSet(partitioned,
+		{"a StatefulSet partitioned at 2 with its updated pod not yet available", statefulSet(partitioned,
 			appsv1.StatefulSetStatus{ObservedGeneration: 2, UpdatedReplicas: 1, AvailableReplicas: 2, CurrentRevision: "a", UpdateRevision: "b"}), false},
-		{"a DaemonSet updated and available on every node", "daemonsets", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{
+		{"a DaemonSet updated and available on every node", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{
 			ObservedGeneration: 2, DesiredNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberAvailable: 3}), true},
-		{"a DaemonSet still replacing pods", "daemonsets", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{
+		{"a DaemonSet still replacing pods", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType, appsv1.DaemonSetStatus{
 			ObservedGeneration: 2, DesiredNumberScheduled: 3, UpdatedNumberScheduled: 1, NumberAvailable: 3}), false},
-		{"an OnDelete DaemonSet once its controller saw the change, no pod replaced", "daemonsets", daemonSet(appsv1.OnDeleteDaemonSetStrategyType,
+		{"an OnDelete DaemonSet once its controller saw the change, no pod replaced", daemonSet(appsv1.OnDeleteDaemonSetStrategyType,
 			appsv1.DaemonSetStatus{ObservedGeneration: 2, DesiredNumberScheduled: 3, NumberAvailable: 3}), true},
-		{"an OnDelete DaemonSet before its controller saw the change", "daemonsets", daemonSet(appsv1.OnDeleteDaemonSetStrategyType,
+		{"an OnDelete DaemonSet before its controller saw the change", daemonSet(appsv1.OnDeleteDaemonSetStrategyType,
 			appsv1.DaemonSetStatus{ObservedGeneration: 1, DesiredNumberScheduled: 3, NumberAvailable: 3}), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			typ, ok := ByPlural(tt.plural)
-			if !ok {
-				t.Fatalf("no workload type %s", tt.plural)
-			}
+			typ := typeOf(t, tt.obj)
 			if got := typ.Available(tt.obj); got != tt.want {
 				t.Errorf("Available = %v, want %v", got, tt.want)
 			}

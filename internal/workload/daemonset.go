@@ -23,13 +23,15 @@ func init() {
 			return true
 		}
 		st := d.Status
+		if st.ObservedGeneration < d.Generation {
+			return false
+		}
 		// Under OnDelete the controller replaces no pod: there is nothing
 		// to wait for once it saw the change.
 		if d.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType {
-			return st.ObservedGeneration >= d.Generation
+			return true
 		}
-		return st.ObservedGeneration >= d.Generation && st.UpdatedNumberScheduled == st.DesiredNumberScheduled &&
-			st.NumberAvailable == st.DesiredNumberScheduled
+		return st.UpdatedNumberScheduled == st.DesiredNumberScheduled && st.NumberAvailable == st.DesiredNumberScheduled
 	}
 	t.Pause = PauseHold
 	t.Trim = trimmer(func(o *appsv1.DaemonSet) {

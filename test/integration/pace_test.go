@@ -23,6 +23,27 @@ func markAvailable(d *appsv1.Deployment) {
 	Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 }
 
+// markStatefulSet writes st as the StatefulSet controller would, having
+// seen the current generation; no controller manager runs in these specs.
+func markStatefulSet(s *appsv1.StatefulSet, st appsv1.StatefulSetStatus) {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+	st.ObservedGeneration = s.Generation
+	s.Status = st
+	Expect(k8s.Status().Update(suiteCtx, s)).To(Succeed())
+}
+
+// oneRolls waits until one of the two workloads rolled, under a limit of
+// one rollout at a time, and returns its index, then the other's.
+func oneRolls(before []state) (first, second int) {
+	GinkgoHelper()
+	Eventually(func() int { return before[0].Rollouts() + before[1].Rollouts() }, 10*time.Second).Should(Equal(1))
+	if before[1].Rollouts() == 1 {
+		return 1, 0
+	}
+	return 0, 1
+}
+
 // wave creates n Deployments that read the ConfigMap.
 func wave(ns, configMap string, n int) []*appsv1.Deployment {
 	GinkgoHelper()
@@ -211,21 +232,14 @@ var _ = Describe("Paced rollouts", func() {
 
 		setData(cm, "k", "2")
 
-		Eventually(func() int { return before[0].Rollouts() + before[1].Rollouts() }, 10*time.Second).Should(Equal(1))
-		first, second := 0, 1
-		if before[1].Rollouts() == 1 {
-			first, second = 1, 0
-		}
+		first, second := oneRolls(before)
 		held := pausedAt(sets[second])()
 		Expect(held).NotTo(BeEmpty())
 		Consistently(pausedAt(sets[second]), 3*time.Second).Should(Equal(held), "its hold neither ends nor starts over while it waits")
 		Expect(before[second].Rollouts()).To(BeZero())
 
-		s := sets[first]
-		Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(s), s)).To(Succeed())
-		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1,
-			CurrentRevision: "r", UpdateRevision: "r"}
-		Expect(k8s.Status().Update(suiteCtx, s)).To(Succeed())
+		markStatefulSet(sets[first], appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1,
+			CurrentRevision: "r", UpdateRevision: "r"})
 
 		Eventually(before[second].Rollouts, 10*time.Second).Should(Equal(1))
 		Expect(eventsFor(sets[second])()).To(ContainElement(HavePrefix("ReloadPaused:")))
@@ -247,20 +261,14 @@ var _ = Describe("Paced rollouts", func() {
 
 			setData(cm, "k", "2")
 
-			Eventually(func() int { return before[0].Rollouts() + before[1].Rollouts() }, 10*time.Second).Should(Equal(1))
-			first, second := sets[0], before[1]
-			if before[1].Rollouts() == 1 {
-				first, second = sets[1], before[0]
-			}
-			Consistently(second.Rollouts, quiet).Should(BeZero(), "the second waits while its controller has not seen the first's change")
-			// What the StatefulSet controller writes: the change seen, the one
-			// pod (below the partition, or waiting to be deleted) not replaced.
-			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(first), first)).To(Succeed())
-			first.Status = appsv1.StatefulSetStatus{ObservedGeneration: first.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-				CurrentReplicas: 1, CurrentRevision: "old", UpdateRevision: "new"}
-			Expect(k8s.Status().Update(suiteCtx, first)).To(Succeed())
+			first, second := oneRolls(before)
+			Consistently(before[second].Rollouts, quiet).Should(BeZero(), "the second waits while its controller has not seen the first's change")
+			// The change seen, the one pod (below the partition, or waiting
+			// to be deleted) not replaced.
+			markStatefulSet(sets[first], appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+				CurrentReplicas: 1, CurrentRevision: "old", UpdateRevision: "new"})
 
-			Eventually(second.Rollouts, 10*time.Second).Should(Equal(1), "long before --rollout-timeout")
+			Eventually(before[second].Rollouts, 10*time.Second).Should(Equal(1), "long before --rollout-timeout")
 		},
 		Entry("OnDelete", appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}),
 		Entry("a partition above its one pod", appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
