@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"sort"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 )
@@ -29,6 +31,10 @@ type auditEvent struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	UserAgent string `json:"userAgent"`
+	// Received is when the API server received the request, StageAt when
+	// it reached Stage.
+	Received  time.Time `json:"requestReceivedTimestamp"`
+	StageAt   time.Time `json:"stageTimestamp"`
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
@@ -70,6 +76,48 @@ func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
 		out[ev.Verb+" "+res]++
 	}
 	return out, sc.Err()
+}
+
+// FirstPatches times, for each edit, the first PATCH of a Deployment that a
+// client of RippleUser sent after it, as the API server logged it since
+// from: how long after the edit the API server received it, and how long it
+// took to answer. floor picks the floor's patches, else ripple's. The two
+// tell the controller's part of a first-workload latency from the API
+// server's.
+func (c *Cluster) FirstPatches(from AuditOffset, floor bool, edits []Edit) (received, answered Stats, err error) {
+	f, err := os.Open(c.AuditLog)
+	if err != nil {
+		return Stats{}, Stats{}, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
+		return Stats{}, Stats{}, err
+	}
+	var patches []auditEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != RippleUser || ev.Stage != "ResponseComplete" ||
+			ev.Verb != "patch" || ev.ObjectRef == nil || ev.ObjectRef.Resource != "deployments" || (ev.UserAgent == FloorAgent) != floor {
+			continue
+		}
+		patches = append(patches, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return Stats{}, Stats{}, err
+	}
+	sort.Slice(patches, func(i, j int) bool { return patches[i].Received.Before(patches[j].Received) })
+	var recv, answer []time.Duration
+	for i, ed := range edits {
+		j := sort.Search(len(patches), func(k int) bool { return !patches[k].Received.Before(ed.At) })
+		if j == len(patches) || (i+1 < len(edits) && !patches[j].Received.Before(edits[i+1].At)) {
+			continue
+		}
+		recv = append(recv, patches[j].Received.Sub(ed.At))
+		answer = append(answer, patches[j].StageAt.Sub(patches[j].Received))
+	}
+	return Summarise(recv), Summarise(answer), nil
 }
 
 // Writes counts the mutating requests among counts.

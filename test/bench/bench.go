@@ -336,6 +336,7 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 			return nil, err
 		}
 	}
+	floorMark := b.cluster.AuditMark()
 	floorEdits, floorCPU, err := b.floor(ctx, e, cms, settle, b.cfg.Floor)
 	if err != nil {
 		return nil, err
@@ -380,6 +381,7 @@ func (b *Bench) latency(ctx context.Context, id string, w, c int, base *latencyR
 	// The same target as at W=20,000 (scale.go): issue 17 asks it at
 	// every scale.
 	b.ratioRow(scen+" --debounce=0", "first workload p50", rf.P50, ff.P50, 1.2)
+	b.firstPatchRows(scen+" --debounce=0", floorMark, floorEdits, load.audit, edits)
 	b.ratioRow(scen+" --debounce=0", "last workload p50", rl.P50, fl.P50, 2)
 	b.ratioRow(scen+" --debounce=0", "last workload p99", rl.P99, fl.P99, 3)
 	if base != nil {
@@ -430,6 +432,33 @@ func (b *Bench) ratioRow(scen, what string, rp, fl time.Duration, most float64) 
 	rt := ratio(rp, fl)
 	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(rp), Floor: ms(fl), Rate: fmt.Sprintf("%.2fx", rt),
 		Target: fmt.Sprintf("<= %gx", most), Pass: pass(fl > 0 && rt <= most)})
+}
+
+// firstPatchRows splits the first workload's latency, ripple's and the
+// floor's, where the API server received the first patch (audit log):
+// before, the watch event and the controller's work; after, the API
+// server's, which shares the machine with the controller's handling of the
+// edit's other rollouts.
+func (b *Bench) firstPatchRows(scen string, floorMark AuditOffset, floorEdits []Edit, rippleMark AuditOffset, edits []Edit) {
+	fr, fa, err := b.cluster.FirstPatches(floorMark, true, floorEdits)
+	if err != nil {
+		b.cfg.Logf("reading the audit log: %v", err)
+		return
+	}
+	rr, ra, err := b.cluster.FirstPatches(rippleMark, false, edits)
+	if err != nil {
+		b.cfg.Logf("reading the audit log: %v", err)
+		return
+	}
+	for _, r := range []struct {
+		what   string
+		rp, fl time.Duration
+	}{
+		{"first patch p50: edit until the API server received it", rr.P50, fr.P50},
+		{"first patch p50: received until answered", ra.P50, fa.P50},
+	} {
+		b.report.add(Row{Scenario: scen, Measure: r.what, Ripple: ms(r.rp), Floor: ms(r.fl), Rate: fmt.Sprintf("%.2fx", ratio(r.rp, r.fl)), Target: "-"})
+	}
 }
 
 // windowRow checks a latency under the default debounce against the window

@@ -18,6 +18,8 @@ import (
 type Edit struct {
 	ConfigMap string
 	Affected  int
+	// At is when the edit request was sent.
+	At time.Time
 	// First and Last are the times from the edit request until the first and
 	// the last affected Deployment was seen rolled.
 	First, Last time.Duration
@@ -107,7 +109,7 @@ func (e *Editor) settle(ctx context.Context) error {
 // Judge compares the rolls on key seen after an edit at t0 with the
 // Deployments the edit should roll exactly once.
 func Judge(cm string, t0 time.Time, affected []string, rolls []Roll, key string) Edit {
-	ed := Edit{ConfigMap: cm, Affected: len(affected)}
+	ed := Edit{ConfigMap: cm, Affected: len(affected), At: t0}
 	want := make(map[string]bool, len(affected))
 	for _, n := range affected {
 		want[n] = true

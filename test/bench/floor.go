@@ -24,6 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// FloorAgent is the user agent of the floor's requests, which the audit log
+// tells from ripple's by it.
+const FloorAgent = "ripple-floor"
+
 // FloorOptions configure the floor's client like ripple's defaults.
 type FloorOptions struct {
 	QPS     float32
@@ -57,7 +61,7 @@ type floorJob struct {
 // StartFloor watches the ConfigMaps of ns until ctx ends.
 func StartFloor(ctx context.Context, user *rest.Config, cs kubernetes.Interface, ns string, users map[string][]string, o FloorOptions) (*Floor, error) {
 	cfg := rest.CopyConfig(user)
-	cfg.QPS, cfg.Burst, cfg.UserAgent = o.QPS, o.Burst, "ripple-floor"
+	cfg.QPS, cfg.Burst, cfg.UserAgent = o.QPS, o.Burst, FloorAgent
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
 		return nil, err
