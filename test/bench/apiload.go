@@ -39,6 +39,9 @@ type auditEvent struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 }
 
 // AuditCounts counts ripple's requests logged since from by "verb resource",
@@ -78,12 +81,13 @@ func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// FirstPatches times, for each edit, the first PATCH of a Deployment that a
-// client of RippleUser sent after it, as the API server logged it since
-// from: how long after the edit the API server received it, and how long it
-// took to answer. floor picks the floor's patches, else ripple's. The two
-// tell the controller's part of a first-workload latency from the API
-// server's.
+// FirstPatches times, for each edit, the first successful PATCH of a
+// Deployment by a client of RippleUser that the API server received after
+// the edit and before the next one, read from the audit log since from: how
+// long after the edit it was received, and how long the API server took to
+// answer it. floor picks the floor's patches, else ripple's. The two tell
+// the controller's part of a first-workload latency from the API server's.
+// An edit with no such patch is left out of the Stats' N.
 func (c *Cluster) FirstPatches(from AuditOffset, floor bool, edits []Edit) (received, answered Stats, err error) {
 	f, err := os.Open(c.AuditLog)
 	if err != nil {
@@ -98,11 +102,9 @@ func (c *Cluster) FirstPatches(from AuditOffset, floor bool, edits []Edit) (rece
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var ev auditEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != RippleUser || ev.Stage != "ResponseComplete" ||
-			ev.Verb != "patch" || ev.ObjectRef == nil || ev.ObjectRef.Resource != "deployments" || (ev.UserAgent == FloorAgent) != floor {
-			continue
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && firstPatchCandidate(ev, floor) {
+			patches = append(patches, ev)
 		}
-		patches = append(patches, ev)
 	}
 	if err := sc.Err(); err != nil {
 		return Stats{}, Stats{}, err
@@ -118,6 +120,15 @@ func (c *Cluster) FirstPatches(from AuditOffset, floor bool, edits []Edit) (rece
 		answer = append(answer, patches[j].StageAt.Sub(patches[j].Received))
 	}
 	return Summarise(recv), Summarise(answer), nil
+}
+
+// firstPatchCandidate reports whether ev is a completed patch of a
+// Deployment's spec by the chosen client that the API server applied: a
+// refused one (a conflict on ripple's resourceVersion) changed nothing.
+func firstPatchCandidate(ev auditEvent, floor bool) bool {
+	return ev.User.Username == RippleUser && ev.Stage == "ResponseComplete" && ev.Verb == "patch" &&
+		ev.ObjectRef != nil && ev.ObjectRef.Resource == "deployments" && ev.ObjectRef.Subresource == "" &&
+		ev.ResponseStatus != nil && ev.ResponseStatus.Code/100 == 2 && (ev.UserAgent == FloorAgent) == floor
 }
 
 // Writes counts the mutating requests among counts.

@@ -9,53 +9,67 @@ import (
 	"time"
 )
 
-// auditLine is one audit event of a PATCH as the API server writes it.
-func auditLine(user, agent, resource, stage string, received, at time.Time) string {
-	return fmt.Sprintf(`{"kind":"Event","stage":%q,"verb":"patch","user":{"username":%q},"userAgent":%q,`+
-		`"objectRef":{"resource":%q},"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
-		stage, user, agent, resource, received.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+// patchLine is the audit event of a PATCH as the API server writes it.
+type patchLine struct {
+	user, agent, resource, subresource, stage string
+	code                                      int
+	received, at                              time.Time
 }
 
-func TestFirstPatchesTimesEachEditsFirstPatchOfTheChosenClient(t *testing.T) {
+func (p patchLine) String() string {
+	return fmt.Sprintf(`{"kind":"Event","stage":%q,"verb":"patch","user":{"username":%q},"userAgent":%q,`+
+		`"objectRef":{"resource":%q,"subresource":%q},"responseStatus":{"code":%d},`+
+		`"requestReceivedTimestamp":%q,"stageTimestamp":%q}`,
+		p.stage, p.user, p.agent, p.resource, p.subresource, p.code,
+		p.received.Format(time.RFC3339Nano), p.at.Format(time.RFC3339Nano))
+}
+
+func TestFirstPatchesTimesEachEditsFirstAppliedPatchOfTheChosenClient(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 20, 0, 0, 0, time.UTC)
-	ms := func(n float64) time.Time { return t0.Add(time.Duration(n * float64(time.Millisecond))) }
-	edits := []Edit{{At: ms(0)}, {At: ms(1000)}, {At: ms(2000)}}
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	ripple := func(received, answered int) patchLine {
+		return patchLine{RippleUser, "ripple", "deployments", "", "ResponseComplete", 200, ms(received), ms(answered)}
+	}
+	edits := []Edit{{At: ms(0)}, {At: ms(1000)}, {At: ms(2000)}, {At: ms(3000)}}
+	refused, status, floor := ripple(2, 3), ripple(1, 2), ripple(3, 5)
+	refused.code, status.subresource, floor.agent = 409, "status", FloorAgent
+	started, other, statefulSet := ripple(2001, 2001), ripple(2001, 2002), ripple(2001, 2002)
+	started.stage, other.user, statefulSet.resource = "ResponseStarted", "someone", "statefulsets"
 	lines := []string{
-		// Edit 0: ripple's first patch is received at 4 ms, answered at 9 ms;
-		// a later one and the floor's, which a floor run would pick, do not count.
-		auditLine(RippleUser, "ripple", "deployments", "ResponseComplete", ms(6), ms(8)),
-		auditLine(RippleUser, "ripple", "deployments", "ResponseComplete", ms(4), ms(9)),
-		auditLine(RippleUser, FloorAgent, "deployments", "ResponseComplete", ms(3), ms(5)),
-		// Edit 1: events of another stage, user or resource do not count.
-		auditLine(RippleUser, "ripple", "deployments", "ResponseStarted", ms(1001), ms(1001)),
-		auditLine("someone", "ripple", "deployments", "ResponseComplete", ms(1001), ms(1002)),
-		auditLine(RippleUser, "ripple", "statefulsets", "ResponseComplete", ms(1001), ms(1002)),
-		auditLine(RippleUser, "ripple", "deployments", "ResponseComplete", ms(1006), ms(1008)),
-		`not json`,
-		// Edit 2 has no patch of its own: none counts for it.
+		// Before the first edit: a record written at ripple's start.
+		ripple(-5, -4).String(),
+		// Edit 0: the first applied patch of ripple's is received at 4 ms and
+		// answered at 9 ms. A later one, a refused one, one of the status
+		// and the floor's (its own first) do not count for ripple.
+		ripple(6, 8).String(), ripple(4, 9).String(), refused.String(), status.String(), floor.String(),
+		// Edit 1 has no patch: the next edit's first patch is not its own.
+		// Edit 2: at 3 ms, answered in 1 ms; other stages, users and
+		// resources do not count.
+		started.String(), other.String(), statefulSet.String(), `not json`, ripple(2003, 2004).String(),
+		// Edit 3: at 7 ms, answered in 3 ms.
+		ripple(3007, 3010).String(),
 	}
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c := &Cluster{AuditLog: path}
+	d := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	for _, tc := range []struct {
-		name                 string
-		floor                bool
-		n                    int
-		received, answeredIn time.Duration
+		name               string
+		floor              bool
+		received, answered Stats
 	}{
-		{name: "ripple", floor: false, n: 2, received: 4 * time.Millisecond, answeredIn: 2 * time.Millisecond},
-		{name: "floor", floor: true, n: 1, received: 3 * time.Millisecond, answeredIn: 2 * time.Millisecond},
+		{name: "ripple", received: Stats{N: 3, P50: d(4), P99: d(7), Max: d(7)}, answered: Stats{N: 3, P50: d(3), P99: d(5), Max: d(5)}},
+		{name: "floor", floor: true, received: Stats{N: 1, P50: d(3), P99: d(3), Max: d(3)}, answered: Stats{N: 1, P50: d(2), P99: d(2), Max: d(2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			received, answered, err := c.FirstPatches(0, tc.floor, edits)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Nearest rank: the p50 of two is the smaller.
-			if received.N != tc.n || received.P50 != tc.received || answered.P50 != tc.answeredIn {
-				t.Errorf("received %+v, answered %+v; want %d edits, p50 %s and %s", received, answered, tc.n, tc.received, tc.answeredIn)
+			if received != tc.received || answered != tc.answered {
+				t.Errorf("received %+v, answered %+v; want %+v and %+v", received, answered, tc.received, tc.answered)
 			}
 		})
 	}

@@ -450,6 +450,10 @@ func (b *Bench) firstPatchRows(scen string, floorMark AuditOffset, floorEdits []
 		b.cfg.Logf("reading the audit log: %v", err)
 		return
 	}
+	if fr.N < len(floorEdits) || rr.N < len(edits) {
+		b.report.note("%s: the audit log has a first patch for %d of the floor's %d edits and %d of ripple's %d",
+			scen, fr.N, len(floorEdits), rr.N, len(edits))
+	}
 	for _, r := range []struct {
 		what   string
 		rp, fl time.Duration
