@@ -48,26 +48,12 @@ type auditEvent struct {
 // e.g. "patch deployments", as the API server saw them. A watch counts when
 // it starts, every other request when it completes.
 func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
-	f, err := os.Open(c.AuditLog)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
-		return nil, err
-	}
 	out := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev auditEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.User.Username != RippleUser {
-			continue
-		}
+	err := c.eachAuditEvent(from, func(ev auditEvent) {
 		// A watch counts when it starts, anything else when it completes.
 		counted := (ev.Stage == "ResponseComplete" && ev.Verb != "watch") || (ev.Stage == "ResponseStarted" && ev.Verb == "watch")
-		if !counted {
-			continue
+		if ev.User.Username != RippleUser || !counted {
+			return
 		}
 		res := "-"
 		if ev.ObjectRef != nil {
@@ -77,8 +63,30 @@ func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
 			}
 		}
 		out[ev.Verb+" "+res]++
+	})
+	return out, err
+}
+
+// eachAuditEvent calls fn with each event logged since from; a line that
+// is not an event is skipped.
+func (c *Cluster) eachAuditEvent(from AuditOffset, fn func(auditEvent)) error {
+	f, err := os.Open(c.AuditLog)
+	if err != nil {
+		return err
 	}
-	return out, sc.Err()
+	defer f.Close()
+	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) == nil {
+			fn(ev)
+		}
+	}
+	return sc.Err()
 }
 
 // FirstPatches times, for each edit, the first successful PATCH of a
@@ -89,24 +97,13 @@ func (c *Cluster) AuditCounts(from AuditOffset) (map[string]float64, error) {
 // the controller's part of a first-workload latency from the API server's.
 // An edit with no such patch is left out of the Stats' N.
 func (c *Cluster) FirstPatches(from AuditOffset, floor bool, edits []Edit) (received, answered Stats, err error) {
-	f, err := os.Open(c.AuditLog)
-	if err != nil {
-		return Stats{}, Stats{}, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(int64(from), io.SeekStart); err != nil {
-		return Stats{}, Stats{}, err
-	}
 	var patches []auditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev auditEvent
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && firstPatchCandidate(ev, floor) {
+	err = c.eachAuditEvent(from, func(ev auditEvent) {
+		if firstPatchCandidate(ev, floor) {
 			patches = append(patches, ev)
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return Stats{}, Stats{}, err
 	}
 	sort.Slice(patches, func(i, j int) bool { return patches[i].Received.Before(patches[j].Received) })

@@ -541,6 +541,8 @@ func (b *Bench) beginLoad(ctx context.Context, r *Ripple) loadMark {
 // floor's CPU time.
 type floorCPUs struct{ patches, withEvents time.Duration }
 
+// endLoad adds the rows of (e): ripple's requests and CPU time over the
+// edits since m, against the floor's.
 func (b *Bench) endLoad(ctx context.Context, r *Ripple, m loadMark, edits []Edit, floorCPU floorCPUs) error {
 	proc, err := r.Proc()
 	if err != nil {
