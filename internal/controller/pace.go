@@ -96,6 +96,12 @@ type slot struct {
 	// it started with ends.
 	from       time.Time
 	generation int64
+	// expiry wakes the holder at its timeout, whatever its reconciles
+	// return: the requeue at the deadline that reconciled asks for is
+	// dropped when a reconcile fails, and the retries of a reconcile that
+	// keeps failing back off to minutes, which the wave's waiters would
+	// wait on top of --rollout-timeout.
+	expiry *time.Timer
 }
 
 // admission is what admit decided.
@@ -147,7 +153,11 @@ func (p *pacer) admit(typ workload.Type, obj client.Object, wave string, paused 
 	if p.waves[wave] == nil {
 		p.waves[wave] = map[paceKey]slot{}
 	}
-	p.waves[wave][k] = slot{typ: typ, uid: obj.GetUID(), from: time.Now().Add(paused), generation: obj.GetGeneration()}
+	s := slot{typ: typ, uid: obj.GetUID(), from: time.Now().Add(paused), generation: obj.GetGeneration()}
+	if typ.Available != nil {
+		s.expiry = time.AfterFunc(time.Until(s.from.Add(p.timeout)), func() { p.expire(k) })
+	}
+	p.waves[wave][k] = s
 	p.held[k]++
 	p.leave(k)
 	return admitted
@@ -268,16 +278,31 @@ func (p *pacer) wake(wave string) {
 		return
 	}
 	for e, free := q.Front(), p.max-len(p.waves[wave]); e != nil && free > 0; e, free = e.Next(), free-1 {
-		w := e.Value.(*waiter)
-		if w.woken {
-			continue
+		if w := e.Value.(*waiter); !w.woken {
+			w.woken = p.send(w.key)
 		}
-		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: w.key.Namespace, Name: w.key.Name}}
-		select {
-		case p.wakes[w.key.kind] <- event.GenericEvent{Object: obj}:
-			w.woken = true
-		default:
-		}
+	}
+}
+
+// expire wakes the holder of a slot at its timeout, so that settle frees
+// the slot.
+func (p *pacer) expire(k paceKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[k] > 0 {
+		p.send(k)
+	}
+}
+
+// send queues a reconcile of the workload, unless its type's wake-ups are
+// full; p.mu is held.
+func (p *pacer) send(k paceKey) bool {
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}}
+	select {
+	case p.wakes[k.kind] <- event.GenericEvent{Object: obj}:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -319,8 +344,12 @@ func (p *pacer) release(typ workload.Type, obj client.Object, wave string) {
 
 // drop frees a slot; p.mu is held.
 func (p *pacer) drop(wave string, k paceKey) {
-	if _, ok := p.waves[wave][k]; !ok {
+	s, ok := p.waves[wave][k]
+	if !ok {
 		return
+	}
+	if s.expiry != nil {
+		s.expiry.Stop()
 	}
 	if p.held[k]--; p.held[k] == 0 {
 		delete(p.held, k)

@@ -87,15 +87,43 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 					t.Fatalf("step %d: holds(%s %s) = %t, against the wave's slots", i, s.kind, s.name, !inWave)
 				}
 			}
-			close(wakes)
+			// Drained, not closed: a slot's expiry sends a minute later.
 			var woken []string
-			for ev := range wakes {
-				woken = append(woken, ev.Object.GetName())
+			for len(wakes) > 0 {
+				woken = append(woken, (<-wakes).Object.GetName())
 			}
 			if !slices.Equal(woken, tc.woken) {
 				t.Errorf("woken %v, want %v", woken, tc.woken)
 			}
 		})
+	}
+}
+
+// A holder is woken at its timeout by the pacer itself, so that a holder
+// whose reconciles keep failing, which drops their requeue at the deadline,
+// still frees its slot in time; a slot freed before its timeout wakes
+// nobody then.
+func TestPacerWakesAHolderAtItsTimeoutUnlessItsSlotWasFreed(t *testing.T) {
+	const wave = "ns/ConfigMap/cfg@1"
+	p := newPacer(1, 50*time.Millisecond, nil)
+	wakes := make(chan event.GenericEvent, 10)
+	p.wakes["Deployment"] = wakes
+	typ, freed := paceObject(t, "Deployment", "freed")
+	if got := p.admit(typ, freed, wave, 0); got != admitted {
+		t.Fatalf("admit freed = %d, want admitted", got)
+	}
+	p.release(typ, freed, wave)
+	_, holder := paceObject(t, "Deployment", "holder")
+	if got := p.admit(typ, holder, wave, 0); got != admitted {
+		t.Fatalf("admit holder = %d, want admitted", got)
+	}
+	select {
+	case ev := <-wakes:
+		if ev.Object.GetName() != "holder" {
+			t.Fatalf("woken %s first, want holder: a freed slot's timeout woke it", ev.Object.GetName())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the holder was not woken at its timeout")
 	}
 }
 
