@@ -207,8 +207,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	pause, err := r.paused(ctx, obj, v)
+	if apierrors.IsConflict(err) {
+		// The write that won may be one the predicates drop, such as a
+		// status update: without a retry the Deployment would stay paused.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
 	if pause.done || err != nil {
-		return ctrl.Result{RequeueAfter: pause.left}, ignoreRaces(err)
+		return ctrl.Result{RequeueAfter: pause.left}, client.IgnoreNotFound(err)
 	}
 	res, err := r.reconcileScoped(ctx, req, obj, v, pause.endHold, triggeredAt, triggered)
 	res.RequeueAfter = sooner(res.RequeueAfter, pause.left)
@@ -268,15 +273,6 @@ func sooner(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
-}
-
-// ignoreRaces drops the errors of a write that lost a race with another
-// writer: the update it lost to, or the deletion, queues the workload again.
-func ignoreRaces(err error) error {
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 type outcome struct {

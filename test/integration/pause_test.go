@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -99,6 +102,30 @@ func expectPausedThenResumed(dep *appsv1.Deployment, before state, within time.D
 	steps := history()
 	first, _ := pausedThenResumed(steps)
 	return steps[:first+1]
+}
+
+// relabelUntil writes a label of the Deployment as fast as four unthrottled
+// clients can until done returns.
+func relabelUntil(dep *appsv1.Deployment, done func()) {
+	GinkgoHelper()
+	cfg := rest.CopyConfig(restConfig)
+	cfg.QPS = -1
+	c, err := client.New(cfg, client.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(suiteCtx)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{"writer-%d":"%d"}}}`, w, i)
+				obj := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: dep.Name}}
+				_ = c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
+			}
+		})
+	}
+	done()
+	cancel()
+	wg.Wait()
 }
 
 var _ = Describe("Pause periods", func() {
@@ -204,6 +231,23 @@ var _ = Describe("Pause periods", func() {
 		startRipple()
 
 		Eventually(specPaused(dep), 15*time.Second).Should(BeFalse(), "the pause is kept on the object, not in memory")
+		Expect(pausedAt(dep)()).To(BeEmpty())
+	})
+
+	It("resumes a Deployment whose resume lost a race to a write that queues nothing", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
+		startRipple()
+		recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(pausedAt(dep), 10*time.Second).ShouldNot(BeEmpty())
+		end := mustParseTime(pausedAt(dep)()).Unix() + 3
+
+		// ripple resumes under the version it read; label writes move the
+		// version under it, and the predicates drop them.
+		relabelUntil(dep, func() { waitServerPast(ns, end+1) })
+
+		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse(), "a resume refused for a conflict is retried")
 		Expect(pausedAt(dep)()).To(BeEmpty())
 	})
 
