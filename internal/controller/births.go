@@ -79,7 +79,10 @@ func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta
 		return cur.rewritten(meta), nil
 	}
 	if createdAt == cur.version {
-		return false, nil
+		// Seen first at this version, which may not be its creation: a
+		// relist after a watch gap adds an object at its version then.
+		// Its managed fields tell; at its creation, they show no later write.
+		return cur.rewritten(meta), nil
 	}
 	first, found, err := d.sumAt(ctx, kind, meta, createdAt)
 	if err != nil || !found {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -150,5 +151,32 @@ func TestWrittenSince_OnlyRewritesAtOrAfterTheRecord(t *testing.T) {
 	want := []refs.Ref{cmRef("rewritten-after"), cmRef("rewritten-at")}
 	if !slices.Equal(got, want) {
 		t.Fatalf("writtenSince = %v, want %v", got, want)
+	}
+}
+
+// An object ripple first saw at its current version, as a relist after a
+// watch gap adds one created and edited during the gap, counts as changed
+// when its managed fields show its data written after its creation.
+func TestChangedSinceCreation_FirstSeenAtTheCurrentVersion(t *testing.T) {
+	created := metav1.NewTime(time.Unix(100, 0))
+	for _, tc := range []struct {
+		name          string
+		dataWrittenAt int64
+		want          bool
+	}{
+		{"seen at its creation", 100, false},
+		{"seen after a data write during a watch gap", 105, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDigests(nil)
+			meta := configObject("ConfigMap")
+			meta.UID, meta.ResourceVersion, meta.CreationTimestamp = "u", "7", created
+			d.born.add(meta, time.Now())
+			got, err := d.changedSinceCreation(context.Background(), "ConfigMap", meta,
+				versionSum{version: "7", dataWrittenAt: tc.dataWrittenAt})
+			if err != nil || got != tc.want {
+				t.Fatalf("changedSinceCreation = %v, %v; want %v", got, err, tc.want)
+			}
+		})
 	}
 }
