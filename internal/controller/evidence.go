@@ -30,7 +30,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	key := client.ObjectKeyFromObject(v.obj)
 	// Under --dry-run no record is ever stored, so a missing one is no
 	// sign of another writer.
-	if wait, warn := r.strips.note(key, time.Now()); wait > 0 && !r.Opts.DryRun {
+	if wait, warn := r.strips.backoff(key, time.Now()); wait > 0 && !r.Opts.DryRun {
 		if warn {
 			r.event(v.obj, corev1.EventTypeWarning, ReasonRecordStripped, "Record",
 				"Another writer keeps removing the annotation %s; ripple backs off and writes it again in %s", annotations.Recorded, wait)
@@ -41,11 +41,19 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	next := r.next(v.current, nil)
 	if r.podsRunOtherConfig(v) {
 		changed := sortedRefs(v.current)
-		return r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
+		out, err := r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
+		if out.rolled {
+			r.strips.written(key, time.Now())
+		}
+		return out, err
 	}
 	skipsTotal.WithLabelValues(skipFirstSight).Inc()
 	logf.FromContext(ctx).V(1).Info("Recording the config of a workload seen for the first time")
-	return outcome{}, r.record(ctx, v.obj, next)
+	if err := r.record(ctx, v.obj, next); err != nil {
+		return outcome{}, err
+	}
+	r.strips.written(key, time.Now())
+	return outcome{}, nil
 }
 
 // podsRunOtherConfig reports whether the pod template's stamp, written by
@@ -152,16 +160,41 @@ type strips struct {
 }
 
 type stripCount struct {
-	n      int
-	since  time.Time
+	// n counts the records written, within the window from since, while
+	// none was readable.
+	n     int
+	since time.Time
+	// until is the end of the back-off under way, if any.
+	until  time.Time
 	warned bool
 }
 
 func newStrips() *strips { return &strips{m: map[types.NamespacedName]*stripCount{}} }
 
-// note counts one missing record; it returns how long to back off, and
-// whether this is the first back-off for the workload, to be said once.
-func (s *strips) note(key types.NamespacedName, now time.Time) (time.Duration, bool) {
+// backoff returns how long to wait before writing the record again, and
+// whether this is the workload's first back-off, to be said once. Only
+// records written count (written): a write refused for a conflict with a
+// busy workload's status updates is no sign of a writer stripping it.
+func (s *strips) backoff(key types.NamespacedName, now time.Time) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.m[key]
+	if c == nil || now.Sub(c.since) > stripWindow || c.n < stripsAllowed {
+		return 0, false
+	}
+	if c.until.IsZero() {
+		c.until = now.Add(min(stripBackoff<<min(c.n-stripsAllowed, 4), stripWindow))
+	}
+	if !now.Before(c.until) {
+		return 0, false
+	}
+	warn := !c.warned
+	c.warned = true
+	return c.until.Sub(now), warn
+}
+
+// written counts a record written while none was readable.
+func (s *strips) written(key types.NamespacedName, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.m[key]
@@ -173,13 +206,7 @@ func (s *strips) note(key types.NamespacedName, now time.Time) (time.Duration, b
 		c.n, c.since = 0, now
 	}
 	c.n++
-	if c.n <= stripsAllowed {
-		return 0, false
-	}
-	wait := min(stripBackoff<<min(c.n-stripsAllowed-1, 4), stripWindow)
-	warn := !c.warned
-	c.warned = true
-	return wait, warn
+	c.until = time.Time{}
 }
 
 func (s *strips) forget(key types.NamespacedName) {

@@ -25,40 +25,63 @@ func TestStamp_RoundTripAndRejects(t *testing.T) {
 	}
 }
 
+// A writer that strips the record each time ripple writes it: ripple asks
+// for a back-off before each write, waits it out, writes, and loses the
+// record a second later.
 func TestStrips_BackOffOnlyAfterRepeatedLossAndWarnOnce(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "app"}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	// in returns n losses one second apart.
-	in := func(n int) []time.Duration {
-		out := make([]time.Duration, n)
-		for i := range out {
-			out[i] = time.Duration(i) * time.Second
+	s := newStrips()
+	now := t0
+	var waits []time.Duration
+	warnings := 0
+	for range stripsAllowed + 6 {
+		wait, warn := s.backoff(key, now)
+		if warn {
+			warnings++
 		}
-		return out
+		waits = append(waits, wait)
+		now = now.Add(wait)
+		if again, _ := s.backoff(key, now); again != 0 {
+			t.Fatalf("still backing off for %v once the back-off of %v is over", again, wait)
+		}
+		s.written(key, now)
+		now = now.Add(time.Second)
 	}
-	tests := []struct {
-		name     string
-		at       []time.Duration // offsets from t0 of each lost record
-		wantWait time.Duration   // back-off of the last one
-		wantWarn bool
+	m := time.Minute
+	// Fifteen minutes on, the window that began at the first record is over,
+	// and the count starts again.
+	want := []time.Duration{0, 0, 0, 0, 0, m, 2 * m, 4 * m, 8 * m, 0, 0}
+	if !slices.Equal(waits, want) || warnings != 1 {
+		t.Fatalf("back-offs %v with %d warnings; want %v with 1", waits, warnings, want)
+	}
+}
+
+func TestStrips_OnlyWrittenRecordsCount(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "app"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		written []time.Duration // offsets from t0 of each record written
+		want    time.Duration   // the back-off asked for at the end
 	}{
-		{"first sight writes at once", in(1), 0, false},
-		{"up to stripsAllowed losses in the window still write", in(stripsAllowed), 0, false},
-		{"one more loss in the window backs off and warns", in(stripsAllowed + 1), time.Minute, true},
-		{"back-off doubles and the warning is not repeated", in(stripsAllowed + 2), 2 * time.Minute, false},
-		{"back-off stops at the window", in(stripsAllowed + 9), stripWindow, false},
-		{"losses spread beyond the window never back off", []time.Duration{0, 11 * time.Minute, 22 * time.Minute, 33 * time.Minute, 44 * time.Minute, 55 * time.Minute, 66 * time.Minute}, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		{"attempts refused for a conflict count nothing", nil, 0},
+		{"up to stripsAllowed records written in the window", []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, 0},
+		{"stripsAllowed records written in the window", []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}, time.Minute},
+		{"records written beyond the window", []time.Duration{0, 11 * time.Minute, 22 * time.Minute, 33 * time.Minute, 44 * time.Minute, 55 * time.Minute}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			s := newStrips()
-			var wait time.Duration
-			var warn bool
-			for _, d := range tt.at {
-				wait, warn = s.note(key, t0.Add(d))
+			end := t0
+			for _, d := range tc.written {
+				end = t0.Add(d)
+				s.written(key, end)
 			}
-			if wait != tt.wantWait || warn != tt.wantWarn {
-				t.Fatalf("note = %v, %v; want %v, %v", wait, warn, tt.wantWait, tt.wantWarn)
+			for range 100 {
+				s.backoff(key, end)
+			}
+			if got, _ := s.backoff(key, end); got != tc.want {
+				t.Fatalf("backoff = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -69,10 +92,10 @@ func TestStrips_ForgetStartsOver(t *testing.T) {
 	s := newStrips()
 	now := time.Now()
 	for range stripsAllowed {
-		s.note(key, now)
+		s.written(key, now)
 	}
 	s.forget(key)
-	if wait, _ := s.note(key, now); wait != 0 {
+	if wait, _ := s.backoff(key, now); wait != 0 {
 		t.Fatalf("a workload whose record was kept again backs off for %v", wait)
 	}
 }

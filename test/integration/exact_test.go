@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -149,6 +150,23 @@ func neverLosingAChange() {
 
 		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
 		expectNoRollout(dep, rolled)
+	})
+
+	It("records a workload whose first record writes lose races to other writers, with no RecordStripped Event", func() {
+		createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", nil, volumeConfigMap("app-config"))
+		startRipple()
+
+		// Opted in while label writers move its version under each record
+		// ripple writes, which the API server then refuses for a conflict.
+		relabelUntil(dep, func() {
+			optIn := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, annotations.Auto)
+			Expect(k8s.Patch(suiteCtx, dep.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(optIn)))).To(Succeed())
+			waitServerPast(ns, time.Now().Unix()+2)
+		})
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).ShouldNot(BeEmpty(), "no back-off: nobody stripped a record")
+		Expect(countPrefix(eventsFor(dep)(), "RecordStripped")).To(BeZero())
 	})
 
 	It("backs off with one RecordStripped Event from a writer that strips the record on every write", func() {
