@@ -52,6 +52,7 @@ type Reconciler struct {
 	seen    *triggers
 	digests *digests
 	strips  *strips
+	owed    *owed
 	// looked holds the workloads reconciled since start, reported those
 	// another installation was reported on.
 	looked, reported *onceSet
@@ -189,11 +190,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.optedIn.set(req.NamespacedName, false)
+			return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	if r.Type.Resume != nil {
 		if res, underway, err := r.Type.Resume(ctx, r.Client, obj); underway {
+			r.owed.keep(req.NamespacedName, res)
 			r.resumed(ctx, obj, res)
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil

@@ -133,16 +133,16 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 		return Result{}, true, err
 	}
 	if err := createRetrying(ctx, c, next); err != nil {
-		return Result{}, true, err
+		return Result{Owed: next, Cause: pending.Cause}, true, err
 	}
 	return Result{Created: next, Cause: pending.Cause}, true, nil
 }
 
-// createRetrying creates the new Job: the old one is gone by now, with the
-// spec, so the create is retried rather than left to the workqueue.
+// createRetrying creates the new Job, trying again for a few seconds
+// before leaving it to the caller as owed.
 func createRetrying(ctx context.Context, c client.Client, job *batchv1.Job) error {
 	var last error
-	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8},
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 5},
 		func(ctx context.Context) (bool, error) {
 			last = c.Create(ctx, job, client.FieldOwner(FieldOwner))
 			return last == nil, nil

@@ -131,6 +131,9 @@ type Result struct {
 	// change it was created for.
 	Created client.Object
 	Cause   string
+	// Owed is the object a recreation deleted and could not create yet:
+	// the old one is gone, so the caller keeps it and creates it later.
+	Owed client.Object
 }
 
 // Rollout writes ch to obj with the type's Roll.

@@ -9,6 +9,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -276,6 +278,52 @@ func jobNow(ns, name string) func() *batchv1.Job {
 	}
 }
 
+// refuseJobs makes the API server refuse every Job created in ns, by an
+// admission policy, until the returned func removes it.
+func refuseJobs(ns string) (allow func()) {
+	GinkgoHelper()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "refuse-jobs-" + ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "Jobs are frozen"}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}},
+		},
+	}
+	Expect(k8s.Create(suiteCtx, policy)).To(Succeed())
+	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
+	probe := func() error {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		return k8s.Create(suiteCtx, j, client.DryRunAll)
+	}
+	waitFor(probe).Should(MatchError(ContainSubstring("Jobs are frozen")))
+	removed := func() {
+		_ = k8s.Delete(suiteCtx, binding)
+		_ = k8s.Delete(suiteCtx, policy)
+	}
+	DeferCleanup(removed)
+	return func() {
+		GinkgoHelper()
+		removed()
+		waitFor(probe).Should(Succeed())
+	}
+}
+
 // actAsGarbageCollector removes foregroundDeletion once the Job is being
 // deleted, as the garbage collector does when its pods are gone.
 func actAsGarbageCollector(job *batchv1.Job) {
@@ -403,6 +451,23 @@ var _ = Describe("Jobs", func() {
 		_, _, err = jobs.Resume(suiteCtx, k8s, jobNow(ns, "migrate")())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(jobNow(ns, "migrate")().UID).NotTo(Equal(job.UID), "recreated, not waiting for a collection that already happened")
+	})
+
+	It("recreates a Job deleted for a change once an admission policy that refused the new one allows it", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		r := startRipple()
+		expectRecorded(job)
+		allow := refuseJobs(ns)
+		setData(cm, "k", "2")
+		actAsGarbageCollector(job)
+		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("recreating Job "+ns+"/migrate"), "the first tries are refused")
+		Expect(jobNow(ns, "migrate")()).To(BeNil(), "the old Job is gone")
+
+		allow()
+
+		expectRecreated(job)
 	})
 
 	It("recreates a Job whose recreation a restart of ripple interrupted", func() {
