@@ -186,12 +186,13 @@ func (b *listBuilder) done(list string) parsedList {
 	return b.parsedList
 }
 
-// anchored compiles the parsed entry to match whole names only. It is
-// anchored in its canonical form, so that text like "a)|(.*" cannot break
-// out of the anchors: such an entry is not valid on its own and was refused
-// by the parse.
+// anchored compiles the parsed entry between "^" and "$", as Reloader
+// does: "a|b" is "^a|b$", names that start with a or end with b, and
+// "(a|b)" the two names alone. It is anchored in its canonical form, so
+// that text like "a)|(.*" cannot reach the anchors: such an entry is not
+// valid on its own and was refused by the parse.
 func anchored(tree *syntax.Regexp) (*regexp.Regexp, error) {
-	return regexp.Compile("^(?:" + tree.String() + ")$")
+	return regexp.Compile("^" + tree.String() + "$")
 }
 
 // costOf estimates the size of the compiled expression: one unit per

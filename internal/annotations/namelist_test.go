@@ -302,3 +302,31 @@ func TestParseNameList_EntryCannotEscapeTheAnchors(t *testing.T) {
 		t.Errorf("the entry was not reported as invalid")
 	}
 }
+
+// Reloader matches an entry as "^" + entry + "$", so a top-level
+// alternation is anchored at one end only: a drop-in must roll for every
+// name Reloader rolls for.
+func TestParseNameList_AlternationIsAnchoredAsReloaderAnchorsIt(t *testing.T) {
+	for _, tc := range []struct {
+		list, name string
+		want       bool
+	}{
+		{"foo|bar", "foo", true},
+		{"foo|bar", "bar", true},
+		{"foo|bar", "foo-v2", true},
+		{"foo|bar", "old-bar", true},
+		{"foo|bar", "my-foo-v2", false},
+		{"(foo|bar)", "foo-v2", false},
+		{"(foo|bar)", "bar", true},
+		{"app-.*", "app-config", true},
+		{"app-.*", "my-app-config", false},
+	} {
+		l, problem := ParseNameList(tc.list)
+		if problem != nil {
+			t.Fatalf("ParseNameList(%q): %v", tc.list, problem)
+		}
+		if got := l.Match(tc.name); got != tc.want {
+			t.Errorf("ParseNameList(%q).Match(%q) = %t, want %t", tc.list, tc.name, got, tc.want)
+		}
+	}
+}

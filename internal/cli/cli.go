@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -210,7 +211,25 @@ func Parse(args []string) (options.Options, error) {
 	if err := fs.Parse(args); err != nil {
 		return options.Options{}, err
 	}
+	if fs.NArg() > 0 {
+		return options.Options{}, strayArgument(args, fs.Arg(0))
+	}
 	return parser.Options()
+}
+
+// strayArgument reports an argument that is not a flag's. Reloader's
+// --reload-on-create and --reload-on-delete take their value after a
+// space; ripple's are boolean, which take it only after "=", so that
+// "--reload-on-delete false" would turn it on if the "false" were dropped.
+func strayArgument(args []string, arg string) error {
+	i := slices.Index(args, arg)
+	if i > 0 {
+		if prev := args[i-1]; strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") {
+			return fmt.Errorf("unexpected argument %q after %s: ripple takes no arguments, and a flag's value goes after \"=\", as in %s=%s",
+				arg, prev, prev, arg)
+		}
+	}
+	return fmt.Errorf("unexpected argument %q: ripple takes no arguments, only flags", arg)
 }
 
 // NewManager builds ripple from opts on cfg, logging to w in the format and

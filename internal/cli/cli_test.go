@@ -25,6 +25,9 @@ func TestRun_BadFlagValueFailsNamingTheFlag(t *testing.T) {
 		{[]string{"--auto-annotation="}, "--auto-annotation"},
 		{[]string{"--hmac-key-secret=a/b/c"}, "--hmac-key-secret"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"--reload-on-delete", "false"}, "--reload-on-delete=false"},
+		{[]string{"--auto-reload-all", "--reload-on-create", "true"}, "--reload-on-create=true"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
