@@ -159,6 +159,8 @@ annotation changed). The floor, measured in the same run on the same objects wit
 in-process watcher that patches the Deployments known to use the edited ConfigMap from a precomputed map, with one
 merge patch of the same shape, no client-side rate limit and 16 parallel patches (ripple's default --workers), as ripple's user, whose every
 request costs the API server the same audit write as ripple's: the API server's own limit, which ripple, also without a client-side limit by default (--kube-api-qps=-1), can approach but not beat.
+The floor makes the same edits twice, before ripple's phase and after it, and the rows pool the two, so that a
+drift of the API server over the run (ripple's phase follows its start, a write to every workload) counts on both sides.
 Timing targets are ratios to the floor, so a busy machine slows both alike.
 API load is counted by kube-apiserver's audit log (ripple's user only), by apiserver_request_total and by
 ripple's rest_client_requests_total; CPU and memory come from /proc/<pid>/stat and /proc/<pid>/status.
