@@ -236,16 +236,14 @@ func checkSkipped(t *testing.T, list string, entries []string, parsed parsedList
 }
 
 // wholly reports whether the entry, as a name or as a regular expression of
-// its own, matches all of name.
+// its own between "^" and "$" (Reloader's reading), matches name.
 func wholly(entry, name string) bool {
 	if regexp.QuoteMeta(entry) == entry {
 		return entry == name
 	}
-	re, err := regexp.Compile(entry)
-	if err != nil {
+	if _, err := regexp.Compile(entry); err != nil {
 		return false
 	}
-	re.Longest()
-	loc := re.FindStringIndex(name)
-	return loc != nil && loc[0] == 0 && loc[1] == len(name)
+	matched, err := regexp.MatchString("^"+entry+"$", name)
+	return err == nil && matched
 }

@@ -128,7 +128,7 @@ func (b *listBuilder) pattern(entry string) {
 		b.skip(entry, skipTooComplex, tooComplex)
 		return
 	}
-	re, err := anchored(tree)
+	re, err := anchored(entry)
 	if err != nil {
 		b.skip(entry, skipInvalid, "is not a valid regular expression ("+reason(err)+")")
 		return
@@ -186,13 +186,13 @@ func (b *listBuilder) done(list string) parsedList {
 	return b.parsedList
 }
 
-// anchored compiles the parsed entry between "^" and "$", as Reloader
-// does: "a|b" is "^a|b$", names that start with a or end with b, and
-// "(a|b)" the two names alone. It is anchored in its canonical form, so
-// that text like "a)|(.*" cannot reach the anchors: such an entry is not
-// valid on its own and was refused by the parse.
-func anchored(tree *syntax.Regexp) (*regexp.Regexp, error) {
-	return regexp.Compile("^" + tree.String() + "$")
+// anchored compiles the entry between "^" and "$", from its own text, as
+// Reloader does: "a|b" is "^a|b$", the names that start with a or end with
+// b, and "(a|b)" the two names alone. The parser would fold "a|b" into
+// "[a-b]", anchored at both ends. Text like "a)|(.*" cannot reach the
+// anchors: it is not valid on its own, and the parse refused it.
+func anchored(entry string) (*regexp.Regexp, error) {
+	return regexp.Compile("^" + entry + "$")
 }
 
 // costOf estimates the size of the compiled expression: one unit per

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -212,24 +211,39 @@ func Parse(args []string) (options.Options, error) {
 		return options.Options{}, err
 	}
 	if fs.NArg() > 0 {
-		return options.Options{}, strayArgument(args, fs.Arg(0))
+		return options.Options{}, strayArgument(fs, args)
 	}
 	return parser.Options()
 }
 
-// strayArgument reports an argument that is not a flag's. Reloader's
+// strayArgument reports the first argument that is no flag's. Reloader's
 // --reload-on-create and --reload-on-delete take their value after a
 // space; ripple's are boolean, which take it only after "=", so that
 // "--reload-on-delete false" would turn it on if the "false" were dropped.
-func strayArgument(args []string, arg string) error {
-	i := slices.Index(args, arg)
-	if i > 0 {
-		if prev := args[i-1]; strings.HasPrefix(prev, "-") && !strings.Contains(prev, "=") {
+func strayArgument(fs *pflag.FlagSet, args []string) error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "--" {
+			if a == "--" && i+1 < len(args) {
+				a = args[i+1]
+			}
+			return fmt.Errorf("unexpected argument %q: ripple takes no arguments, only flags", a)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil || hasValue {
+			continue
+		}
+		if f.NoOptDefVal == "" {
+			i++ // its value
+			continue
+		}
+		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			return fmt.Errorf("unexpected argument %q after %s: ripple takes no arguments, and a flag's value goes after \"=\", as in %s=%s",
-				arg, prev, prev, arg)
+				args[i+1], a, a, args[i+1])
 		}
 	}
-	return fmt.Errorf("unexpected argument %q: ripple takes no arguments, only flags", arg)
+	return fmt.Errorf("unexpected argument %q: ripple takes no arguments, only flags", fs.Arg(0))
 }
 
 // NewManager builds ripple from opts on cfg, logging to w in the format and

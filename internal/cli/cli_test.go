@@ -28,6 +28,7 @@ func TestRun_BadFlagValueFailsNamingTheFlag(t *testing.T) {
 		{[]string{"--reload-on-delete", "false"}, "--reload-on-delete=false"},
 		{[]string{"--auto-reload-all", "--reload-on-create", "true"}, "--reload-on-create=true"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--kubeconfig", "x", "--reload-on-delete", "x"}, `"x" after --reload-on-delete`},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -42,7 +42,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	if r.podsRunOtherConfig(v) {
 		changed := sortedRefs(v.current)
 		out, err := r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
-		if out.rolled {
+		if out.rolled || out.recorded {
 			r.strips.written(key, time.Now())
 		}
 		return out, err

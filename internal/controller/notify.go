@@ -82,5 +82,5 @@ func (r *Reconciler) postInstead(ctx context.Context, v state, next record, name
 	skipsTotal.WithLabelValues(skipWebhook).Inc()
 	r.event(v.obj, corev1.EventTypeNormal, ReasonWebhookSent, "Webhook", "Posted the change of %s to the webhook instead of rolling", names)
 	logf.FromContext(ctx).Info("Posted a change to the webhook instead of rolling", "changed", names, "webhook", r.Webhook.Redacted())
-	return outcome{}, nil
+	return outcome{recorded: true}, nil
 }

@@ -24,14 +24,16 @@ type owed struct {
 
 func newOwed() *owed { return &owed{m: map[types.NamespacedName]workload.Result{}} }
 
-// keep remembers the object res owes, if any.
+// keep remembers the object res owes, and forgets one owed before when res
+// owes none: the workload exists again.
 func (o *owed) keep(key types.NamespacedName, res workload.Result) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if res.Owed == nil {
+		delete(o.m, key)
 		return
 	}
-	o.mu.Lock()
 	o.m[key] = res
-	o.mu.Unlock()
 }
 
 func (o *owed) take(key types.NamespacedName) (workload.Result, bool) {

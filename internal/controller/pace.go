@@ -285,12 +285,14 @@ func (p *pacer) wake(wave string) {
 }
 
 // expire wakes the holder of a slot at its timeout, so that settle frees
-// the slot.
+// the slot, and again every paceRecheck while it holds one: settle keeps a
+// slot whose workload it could not read.
 func (p *pacer) expire(k paceKey) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.held[k] > 0 {
 		p.send(k)
+		time.AfterFunc(paceRecheck, func() { p.expire(k) })
 	}
 }
 

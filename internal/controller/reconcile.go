@@ -195,8 +195,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if r.Type.Resume != nil {
-		if res, underway, err := r.Type.Resume(ctx, r.Client, obj); underway {
-			r.owed.keep(req.NamespacedName, res)
+		res, underway, err := r.Type.Resume(ctx, r.Client, obj)
+		// Whatever holds the name now, a user's Job or ripple's, is not to
+		// be replaced by one owed before: a later deletion of it is final.
+		r.owed.keep(req.NamespacedName, res)
+		if underway {
 			r.resumed(ctx, obj, res)
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -280,6 +283,9 @@ func sooner(a, b time.Duration) time.Duration {
 
 type outcome struct {
 	rolled bool
+	// recorded says the record was written without a rollout: the change
+	// was posted to --webhook-url, or the workload's kind holds it.
+	recorded bool
 	// paced says the rollout waits for a slot, or already started: a hold
 	// it would end stays until it rolls.
 	paced   bool
@@ -514,7 +520,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		skipsTotal.WithLabelValues(skipHeld).Inc()
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not rolled after a change of %s: %s", names, res.Held)
 		log.Info("Recorded a change without rolling", "changed", names, "reason", res.Held)
-		return outcome{}, nil
+		return outcome{recorded: true}, nil
 	}
 	if r.Opts.DryRun {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonWouldReload, "Reload", "Would roll because %s changed; --dry-run changed nothing", names)

@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -145,6 +146,10 @@ func createRetrying(ctx context.Context, c client.Client, job *batchv1.Job) erro
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 5},
 		func(ctx context.Context) (bool, error) {
 			last = c.Create(ctx, job, client.FieldOwner(FieldOwner))
+			// An earlier try may have been created though its answer was lost.
+			if apierrors.IsAlreadyExists(last) {
+				last = nil
+			}
 			return last == nil, nil
 		})
 	if err != nil {
