@@ -127,6 +127,26 @@ func TestPacerWakesAHolderAtItsTimeoutUnlessItsSlotWasFreed(t *testing.T) {
 	}
 }
 
+// The holder of a slot whose workload settle could not read is woken again
+// every paceRecheck, so that the slot is freed once the read succeeds.
+func TestPacerWakesAHolderAgainWhileItHoldsItsSlot(t *testing.T) {
+	const wave = "ns/ConfigMap/cfg@1"
+	p := newPacer(1, 10*time.Millisecond, nil)
+	wakes := make(chan event.GenericEvent, 10)
+	p.wakes["Deployment"] = wakes
+	typ, holder := paceObject(t, "Deployment", "holder")
+	if got := p.admit(typ, holder, wave, 0); got != admitted {
+		t.Fatalf("admit holder = %d, want admitted", got)
+	}
+	for i := range 2 {
+		select {
+		case <-wakes:
+		case <-time.After(paceRecheck + 5*time.Second):
+			t.Fatalf("wake-up %d of a holder that keeps its slot did not come", i+1)
+		}
+	}
+}
+
 func paceObject(t *testing.T, kind, name string) (workload.Type, *metav1.PartialObjectMetadata) {
 	t.Helper()
 	plural := map[string]string{"Deployment": "deployments", "StatefulSet": "statefulsets"}[kind]
