@@ -20,8 +20,9 @@ const (
 	// Match on a ConfigMap or Secret: exactly "true" makes it trigger
 	// workloads with Search.
 	Match = "reloader.stakater.com/match"
-	// ConfigMapReload on a workload: comma-separated anchored regular
-	// expressions of ConfigMap names that trigger it, referenced or not.
+	// ConfigMapReload on a workload: comma-separated regular expressions
+	// of ConfigMap names, each between "^" and "$" as Reloader reads it,
+	// that trigger it, referenced or not.
 	ConfigMapReload = "configmap.reloader.stakater.com/reload"
 	// SecretReload on a workload: like ConfigMapReload, for Secrets.
 	SecretReload = "secret.reloader.stakater.com/reload"

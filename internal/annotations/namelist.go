@@ -31,7 +31,7 @@ const (
 )
 
 // NameList is a parsed reload list: each comma-separated entry, trimmed, is
-// an anchored regular expression over object names. Entries without regex
+// a regular expression over object names, between "^" and "$" (anchored). Entries without regex
 // metacharacters are kept as literal names so that they can be looked up in
 // an index instead of matched against every object. A NameList is shared
 // through the cache of parsed lists and never changes once built.
