@@ -65,8 +65,7 @@ func TestStrips_OnlyWrittenRecordsCount(t *testing.T) {
 		written []time.Duration // offsets from t0 of each record written
 		want    time.Duration   // the back-off asked for at the end
 	}{
-		{"attempts refused for a conflict count nothing", nil, 0},
-		{"up to stripsAllowed records written in the window", []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, 0},
+		{"attempts after fewer than stripsAllowed records count nothing", []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, 0},
 		{"stripsAllowed records written in the window", []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}, time.Minute},
 		{"records written beyond the window", []time.Duration{0, 11 * time.Minute, 22 * time.Minute, 33 * time.Minute, 44 * time.Minute, 55 * time.Minute}, 0},
 	} {
@@ -77,6 +76,7 @@ func TestStrips_OnlyWrittenRecordsCount(t *testing.T) {
 				end = t0.Add(d)
 				s.written(key, end)
 			}
+			// Attempts refused for a conflict, say: they ask, and write nothing.
 			for range 100 {
 				s.backoff(key, end)
 			}

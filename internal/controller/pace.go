@@ -97,10 +97,10 @@ type slot struct {
 	from       time.Time
 	generation int64
 	// expiry wakes the holder at its timeout, whatever its reconciles
-	// return: the requeue at the deadline that reconciled asks for is
-	// dropped when a reconcile fails, and the retries of a reconcile that
-	// keeps failing back off to minutes, which the wave's waiters would
-	// wait on top of --rollout-timeout.
+	// return: a requeue at the deadline would be dropped when a reconcile
+	// fails, and the retries of a reconcile that keeps failing back off to
+	// minutes, which the wave's waiters would wait on top of
+	// --rollout-timeout.
 	expiry *time.Timer
 }
 
@@ -228,11 +228,10 @@ func (p *pacer) settle(ctx context.Context, k paceKey) (timedOut client.Object) 
 }
 
 // reconciled ends a reconcile of the workload: a waiter that did not ask
-// for a slot in it leaves its queue. It returns how long until the
-// workload's slot, if it holds one, times out, for a requeue: the
-// workload's own updates, which the workqueue lets replace a pending
-// requeue, must not make ripple miss it.
-func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
+// for a slot in it leaves its queue. A holder needs no requeue at its
+// slot's deadline: its slot's expiry wakes it, whatever the reconcile
+// returned.
+func (p *pacer) reconciled(k paceKey) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.waiting[k]; ok && !p.asked[k] {
@@ -240,19 +239,6 @@ func (p *pacer) reconciled(k paceKey) (deadline time.Duration) {
 		p.gauge()
 	}
 	delete(p.asked, k)
-	for _, wave := range p.wavesHeldBy(k) {
-		s := p.waves[wave][k]
-		if s.typ.Available == nil {
-			continue
-		}
-		left := time.Until(s.from.Add(p.timeout))
-		if left <= 0 {
-			// Its read failed in settle: ask again, without spinning.
-			left = paceRecheck
-		}
-		deadline = sooner(deadline, left)
-	}
-	return deadline
 }
 
 // wavesHeldBy lists the waves where the workload holds a slot; p.mu is
@@ -406,18 +392,14 @@ func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, p
 // reconcilePaced wraps a reconcile of a paced workload: first it frees the
 // slot the workload holds once its rollout is done, which wakes the next
 // rollouts of its wave; last it drops the workload from its wave's queue
-// if it no longer waits, and requeues it at its slot's deadline.
-func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+// if it no longer waits.
+func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	k := paceKey{kind: r.Type.Kind, NamespacedName: req.NamespacedName}
 	if late := r.pacer.settle(ctx, k); late != nil {
 		r.event(late, corev1.EventTypeWarning, ReasonRolloutTimedOut, "Reload",
 			"Not available %s after its rollout; the next rollouts of the same change go on", r.pacer.timeout)
 	}
-	defer func() {
-		if deadline := r.pacer.reconciled(k); deadline > 0 && err == nil {
-			res.RequeueAfter = sooner(res.RequeueAfter, deadline)
-		}
-	}()
+	defer r.pacer.reconciled(k)
 	return r.reconcile(ctx, req)
 }
 

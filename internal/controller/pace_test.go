@@ -100,47 +100,29 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 }
 
 // A holder is woken at its timeout by the pacer itself, so that a holder
-// whose reconciles keep failing, which drops their requeue at the deadline,
-// still frees its slot in time; a slot freed before its timeout wakes
-// nobody then.
-func TestPacerWakesAHolderAtItsTimeoutUnlessItsSlotWasFreed(t *testing.T) {
+// whose reconciles keep failing still frees its slot in time, and again
+// every paceRecheck while it holds it, as settle keeps a slot whose
+// workload it could not read; a slot freed before its timeout wakes nobody.
+func TestPacerWakesAHolderAtItsTimeoutAndAgainWhileItHoldsItsSlot(t *testing.T) {
 	const wave = "ns/ConfigMap/cfg@1"
 	p := newPacer(1, 50*time.Millisecond, nil)
 	wakes := make(chan event.GenericEvent, 10)
 	p.wakes["Deployment"] = wakes
 	typ, freed := paceObject(t, "Deployment", "freed")
+	_, holder := paceObject(t, "Deployment", "holder")
 	if got := p.admit(typ, freed, wave, 0); got != admitted {
 		t.Fatalf("admit freed = %d, want admitted", got)
 	}
 	p.release(typ, freed, wave)
-	_, holder := paceObject(t, "Deployment", "holder")
-	if got := p.admit(typ, holder, wave, 0); got != admitted {
-		t.Fatalf("admit holder = %d, want admitted", got)
-	}
-	select {
-	case ev := <-wakes:
-		if ev.Object.GetName() != "holder" {
-			t.Fatalf("woken %s first, want holder: a freed slot's timeout woke it", ev.Object.GetName())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the holder was not woken at its timeout")
-	}
-}
-
-// The holder of a slot whose workload settle could not read is woken again
-// every paceRecheck, so that the slot is freed once the read succeeds.
-func TestPacerWakesAHolderAgainWhileItHoldsItsSlot(t *testing.T) {
-	const wave = "ns/ConfigMap/cfg@1"
-	p := newPacer(1, 10*time.Millisecond, nil)
-	wakes := make(chan event.GenericEvent, 10)
-	p.wakes["Deployment"] = wakes
-	typ, holder := paceObject(t, "Deployment", "holder")
 	if got := p.admit(typ, holder, wave, 0); got != admitted {
 		t.Fatalf("admit holder = %d, want admitted", got)
 	}
 	for i := range 2 {
 		select {
-		case <-wakes:
+		case ev := <-wakes:
+			if ev.Object.GetName() != "holder" {
+				t.Fatalf("wake-up %d is of %s, want holder: a freed slot's timeout woke it", i+1, ev.Object.GetName())
+			}
 		case <-time.After(paceRecheck + 5*time.Second):
 			t.Fatalf("wake-up %d of a holder that keeps its slot did not come", i+1)
 		}

@@ -223,11 +223,10 @@ func (b *Bench) floor(ctx context.Context, e *env, cms []string, settle time.Dur
 // floorAgain runs the floor's edits once more, after ripple's, and returns
 // them pooled with before, its edits before ripple's: each ratio to the
 // floor compares ripple with the floor on both sides of it. The API server
-// is slower after ripple's phase than before it, which follows ripple's
-// start, whose records are a write to every workload: in three runs of
-// (g) the floor's first workload p50 was 8.7, 8.3 and 10.2 ms before
-// ripple's phase and 12.9, 9.6 and 11.0 ms after it. At W=1,000, with a
-// start of a thousand writes, one run went the other way (9.8 and 8.3).
+// drifts over a scenario, whose ripple phase follows ripple's start, a
+// write to every workload: over six runs the floor's first workload p50
+// after ripple's phase was slower than before it in four of (g) and three
+// of three of (b), and faster in four of four of (a).
 func (b *Bench) floorAgain(ctx context.Context, scen string, e *env, cms []string, settle time.Duration, before []Edit) ([]Edit, error) {
 	after, _, err := b.floor(ctx, e, cms, settle, b.cfg.Floor)
 	if err != nil {
