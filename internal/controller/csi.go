@@ -3,11 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -108,14 +108,12 @@ func newestByClass(items []unstructured.Unstructured) map[string]*unstructured.U
 	return out
 }
 
-// newer reports whether a was written after b. A resourceVersion is
-// opaque, but the API server's are etcd revisions, which grow: compared
-// as numbers, "10" is after "9".
+// newer reports whether a was written after b; of two versions that do
+// not compare, the greater string, so that the choice is stable.
 func newer(a, b client.Object) bool {
-	av, aErr := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
-	bv, bErr := strconv.ParseUint(b.GetResourceVersion(), 10, 64)
-	if aErr != nil || bErr != nil {
-		return a.GetResourceVersion() > b.GetResourceVersion()
+	av, bv := a.GetResourceVersion(), b.GetResourceVersion()
+	if c, err := resourceversion.CompareResourceVersion(av, bv); err == nil {
+		return c > 0
 	}
 	return av > bv
 }

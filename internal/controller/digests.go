@@ -12,6 +12,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/digest"
@@ -51,11 +52,6 @@ type versionSum struct {
 	keys map[string]digest.Sum
 	// dataWrittenAt is the last second the object's data was written.
 	dataWrittenAt int64
-	// fed is whether a ConfigMap's feed hashed this version; passed, if
-	// the feed also hashed the one before, that version: the feed sees
-	// versions in order, so this one is newer, as a GET would be.
-	fed    bool
-	passed string
 }
 
 func newDigests(reader client.Reader) *digests {
@@ -175,10 +171,19 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 	return vs, vs.holds(meta.GetResourceVersion())
 }
 
-// holds reports whether vs is the digest of that version or, from the
-// feed, of a newer one.
+// holds reports whether vs is the digest of that version or of a newer
+// one, which is what the API server would answer now.
 func (vs versionSum) holds(version string) bool {
-	return vs.version == version || (vs.passed != "" && vs.passed == version)
+	return vs.version == version || newerVersion(vs.version, version)
+}
+
+// newerVersion reports whether resource version a is newer than b. The
+// API server's resource versions of one resource compare as integers
+// (resourceversion.CompareResourceVersion); one that is not well formed,
+// from an API server that does not keep that rule, is newer than none.
+func newerVersion(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c > 0
 }
 
 // observe keeps the digest of a ConfigMap version its feed saw, when the
@@ -195,7 +200,6 @@ func (d *digests) observe(cm *corev1.ConfigMap) {
 		return
 	}
 	vs := sumVersion(cm)
-	vs.fed = true
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	prev, tracked := d.byUID[cm.UID]
@@ -203,12 +207,11 @@ func (d *digests) observe(cm *corev1.ConfigMap) {
 	if !tracked && !awaited {
 		return
 	}
-	// Only a version the feed hashed is known to be older: one a GET
-	// read may be newer than this event.
-	if prev.fed {
-		vs.passed = prev.version
+	// A GET may have read a newer version than this event's; keeping
+	// the older one would roll the workloads back to it, and then on.
+	if !tracked || !newerVersion(prev.version, vs.version) {
+		d.byUID[cm.UID] = vs
 	}
-	d.byUID[cm.UID] = vs
 	if awaited {
 		delete(d.awaited, key)
 		close(ch)
@@ -252,7 +255,7 @@ const (
 func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, metas []client.Object) error {
 	want := map[types.UID]bool{}
 	for _, m := range metas {
-		if vs, ok := d.lookup(m.GetUID()); !ok || vs.version != m.GetResourceVersion() {
+		if vs, ok := d.lookup(m.GetUID()); !ok || !vs.holds(m.GetResourceVersion()) {
 			want[m.GetUID()] = true
 		}
 	}

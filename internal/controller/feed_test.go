@@ -21,7 +21,8 @@ func configMapAt(version string) *corev1.ConfigMap {
 // TestDigests_FromFeed checks when a reconcile takes a ConfigMap's digest
 // from its feed: that of the version it asks for, hashed from the feed's
 // event before or while it waits, or that of a newer version the feed saw
-// after it; never that of an older one; nothing, and no wait, for an object
+// or a GET read; never that of an older one, even when the feed's event of
+// it comes after the GET; nothing, and no wait, for an object
 // not tracked yet, a Secret, or while no feed runs; nothing once the feed
 // stops or the wait ends.
 func TestDigests_FromFeed(t *testing.T) {
@@ -48,14 +49,17 @@ func TestDigests_FromFeed(t *testing.T) {
 		{name: "version seen before", before: observe("2"), wantSumOf: "2"},
 		{name: "version seen while waiting", fed: "ns", during: observe("2"), wantSumOf: "2"},
 		{name: "version and a newer one seen before", before: observe("2", "3"), wantSumOf: "3"},
-		{name: "a newer version read by a GET, then the feed's older one", before: func(d *digests) {
+		{name: "a newer version read by a GET outlives the feed's late event of the version", before: func(d *digests) {
 			d.store(configMapAt("3"))
 			d.observe(configMapAt("2"))
-		}, wantSumOf: "2"},
-		{name: "the version read by a GET, then the feed's older one", before: func(d *digests) {
+		}, wantSumOf: "3"},
+		{name: "the version read by a GET outlives the feed's late event of an older one", before: func(d *digests) {
 			d.store(configMapAt("2"))
 			d.observe(configMapAt("1"))
-		}, wait: 10 * time.Millisecond},
+		}, wantSumOf: "2"},
+		{name: "a version the cache has not caught up with, read by a GET", before: func(d *digests) {
+			d.store(configMapAt("3"))
+		}, wantSumOf: "3"},
 		{name: "only an older version seen", before: observe("1"), wait: 10 * time.Millisecond},
 		{name: "feed stops while waiting", during: func(d *digests) { d.setFed("", false) }},
 		{name: "version never comes", wait: 10 * time.Millisecond},
