@@ -215,9 +215,10 @@ func (s *strips) forget(key types.NamespacedName) {
 	s.mu.Unlock()
 }
 
-// onceSet tells the first time a workload is named to it: the first look
-// at a workload since ripple started, or the first report of another
-// installation on it.
+// onceSet holds the workloads ripple did something for once since it
+// started: looked at them to the end (Reconciler.looked), or reported
+// another installation on them (Reconciler.reported). A deleted workload
+// leaves it.
 type onceSet struct {
 	mu   sync.Mutex
 	seen map[types.NamespacedName]bool
@@ -225,6 +226,7 @@ type onceSet struct {
 
 func newOnceSet() *onceSet { return &onceSet{seen: map[types.NamespacedName]bool{}} }
 
+// first adds key and reports whether it was not there yet.
 func (o *onceSet) first(key types.NamespacedName) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -233,4 +235,18 @@ func (o *onceSet) first(key types.NamespacedName) bool {
 	}
 	o.seen[key] = true
 	return true
+}
+
+func (o *onceSet) add(key types.NamespacedName) { o.first(key) }
+
+func (o *onceSet) has(key types.NamespacedName) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen[key]
+}
+
+func (o *onceSet) forget(key types.NamespacedName) {
+	o.mu.Lock()
+	delete(o.seen, key)
+	o.mu.Unlock()
 }

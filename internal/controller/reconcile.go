@@ -53,8 +53,8 @@ type Reconciler struct {
 	digests *digests
 	strips  *strips
 	owed    *owed
-	// looked holds the workloads reconciled since start, reported those
-	// another installation was reported on.
+	// looked holds the workloads looked at to the end since start,
+	// reported those another installation was reported on.
 	looked, reported *onceSet
 	optedIn          *optedIn
 	// now tells the API server's time, which timestamps on objects use.
@@ -190,6 +190,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.optedIn.set(req.NamespacedName, false)
+			r.looked.forget(req.NamespacedName)
+			r.reported.forget(req.NamespacedName)
 			return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
@@ -254,6 +256,12 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 	}
 	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: endHold}
 	res, err := r.converge(ctx, st)
+	if err == nil && !res.paced {
+		// A look that failed, or whose rollout waits for a slot, is
+		// taken again as the first: a record under an unknown key found
+		// then was still there before ripple (foreignKey).
+		r.looked.add(req.NamespacedName)
+	}
 	if err == nil && st.endHold && !res.rolled && !res.paced {
 		err = r.endHold(ctx, st)
 	}
@@ -296,7 +304,7 @@ type outcome struct {
 // most one patch.
 func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	log := logf.FromContext(ctx)
-	firstLook := r.looked.first(client.ObjectKeyFromObject(v.obj))
+	firstLook := !r.looked.has(client.ObjectKeyFromObject(v.obj))
 	rec := v.record
 	switch {
 	case !v.hasRecord:

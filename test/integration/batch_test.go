@@ -278,21 +278,33 @@ func jobNow(ns, name string) func() *batchv1.Job {
 	}
 }
 
-// refuseJobs makes the API server refuse every Job created in ns, by an
-// admission policy, until the returned func removes it.
+// refuseJobs makes the API server refuse every Job created in ns until the
+// returned func removes the policy.
 func refuseJobs(ns string) (allow func()) {
 	GinkgoHelper()
+	return refuse(ns, admissionregistrationv1.Create, "batch", "jobs", func() error {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		return k8s.Create(suiteCtx, j, client.DryRunAll)
+	})
+}
+
+// refuse makes the API server refuse every op on the v1 resource of group
+// in ns, by an admission policy, until the returned func removes it. probe
+// makes such a request as a dry run.
+func refuse(ns string, op admissionregistrationv1.OperationType, group, resource string, probe func() error) (allow func()) {
+	GinkgoHelper()
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "refuse-jobs-" + ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "refuse-" + resource + "-" + ns},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}},
+					Operations: []admissionregistrationv1.OperationType{op},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: []string{resource}},
 				},
 			}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "Jobs are frozen"}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "frozen by the test"}},
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
@@ -306,12 +318,7 @@ func refuseJobs(ns string) (allow func()) {
 	}
 	Expect(k8s.Create(suiteCtx, policy)).To(Succeed())
 	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
-	probe := func() error {
-		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
-		return k8s.Create(suiteCtx, j, client.DryRunAll)
-	}
-	waitFor(probe).Should(MatchError(ContainSubstring("Jobs are frozen")))
+	waitFor(probe).Should(MatchError(ContainSubstring("frozen by the test")))
 	removed := func() {
 		_ = k8s.Delete(suiteCtx, binding)
 		_ = k8s.Delete(suiteCtx, policy)

@@ -2,12 +2,15 @@ package integration
 
 import (
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/digest"
@@ -57,6 +60,27 @@ var _ = Describe("The digest key", func() {
 		rerecorded := withRollouts(dep, stateOf(dep))
 		setData(cm, "k", "2")
 		expectRolledOnce(dep, rerecorded)
+	})
+
+	It("rolls for a change made under a replaced key at once, also when its first try is refused", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		first := startRipple("--hmac-key-secret=" + keySecret("key-a", strings.Repeat("a", 32)))
+		before := withRollouts(dep, recorded(dep))
+		first.stop()
+		updateInALaterSecond(cm)
+
+		allow := refuse(ns, admissionregistrationv1.Update, "apps", "deployments", func() error {
+			probe := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dep.Name}}
+			return k8s.Patch(suiteCtx, probe, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)
+		})
+		startRipple("--hmac-key-secret=" + keySecret("key-b", strings.Repeat("b", 32)))
+		Eventually(eventsFor(dep), 20*time.Second).Should(ContainElement(HavePrefix(reasonPrefix("ReloadFailed"))))
+		allow()
+
+		// The record under key-a is minutes from abandoned, but it was
+		// there before this ripple: its first look, retried, takes it over.
+		expectRolledOnce(dep, before)
 	})
 
 	It("refuses to start with a key Secret that is too short, naming the flag", func() {
