@@ -84,12 +84,14 @@ func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta
 		// Its managed fields tell; at its creation, they show no later write.
 		return cur.rewritten(meta), nil
 	}
-	first, found, err := d.sumAt(ctx, kind, meta, createdAt)
+	first, found, err := d.versionAt(ctx, kind, meta, createdAt)
 	if err != nil || !found {
 		// Compacted away or unreadable: the managed fields still tell.
 		return cur.rewritten(meta), nil //nolint:nilerr // the fallback is the answer
 	}
-	return first != cur.sum, nil
+	// The version seen first may be a relist's, after a data write made
+	// during the watch gap: its own managed fields tell.
+	return first.sum != cur.sum || first.rewritten(meta), nil
 }
 
 // rewritten reports whether the object's managed fields show its data
@@ -99,9 +101,9 @@ func (vs versionSum) rewritten(meta client.Object) bool {
 	return vs.dataWrittenAt > meta.GetCreationTimestamp().Unix()
 }
 
-// sumAt reads the object at exactly one past version, which the API server
-// serves from etcd until it compacts it.
-func (d *digests) sumAt(ctx context.Context, kind refs.Kind, meta client.Object, version string) (digest.Sum, bool, error) {
+// versionAt reads the object at exactly one past version, which the API
+// server serves from etcd until it compacts it.
+func (d *digests) versionAt(ctx context.Context, kind refs.Kind, meta client.Object, version string) (versionSum, bool, error) {
 	opts := []client.ListOption{
 		client.InNamespace(meta.GetNamespace()),
 		client.MatchingFields{"metadata.name": meta.GetName()},
@@ -112,19 +114,20 @@ func (d *digests) sumAt(ctx context.Context, kind refs.Kind, meta client.Object,
 		list = &corev1.SecretList{}
 	}
 	if err := d.reader.List(ctx, list, opts...); err != nil {
-		return digest.Sum{}, false, fmt.Errorf("reading %s %s at version %s: %w", kind, meta.GetName(), version, err)
+		return versionSum{}, false, fmt.Errorf("reading %s %s at version %s: %w", kind, meta.GetName(), version, err)
 	}
 	var (
-		sum   digest.Sum
+		vs    versionSum
 		found bool
 	)
 	err := apimeta.EachListItem(list, func(o runtime.Object) error {
 		if obj, ok := o.(client.Object); ok && obj.GetUID() == meta.GetUID() {
-			sum, found = sumOf(obj), true
+			vs = versionSum{version: version, sum: sumOf(obj), dataWrittenAt: dataWrittenAt(obj)}
+			found = true
 		}
 		return nil
 	})
-	return sum, found, err
+	return vs, found, err
 }
 
 // sumOf hashes a ConfigMap's or a Secret's data.

@@ -96,12 +96,17 @@ func (d *digests) fetch(ctx context.Context, kind refs.Kind, key types.Namespace
 	return &vs, nil
 }
 
-// store keeps the digest of a ConfigMap or Secret read from the API server.
+// store keeps the digest of a ConfigMap or Secret read from the API server
+// and returns the newest it holds: two GETs, or a page of a LIST, may
+// answer after the feed or a GET stored a newer version.
 func (d *digests) store(obj client.Object) versionSum {
 	vs := sumVersion(obj)
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.byUID[obj.GetUID()]; ok && newerVersion(prev.version, vs.version) {
+		return prev
+	}
 	d.byUID[obj.GetUID()] = vs
-	d.mu.Unlock()
 	return vs
 }
 

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -100,11 +102,65 @@ func TestStrips_ForgetStartsOver(t *testing.T) {
 	}
 }
 
-func TestOnceSet_FirstOncePerWorkload(t *testing.T) {
+func TestOnceSet_FirstOncePerWorkloadUntilForgotten(t *testing.T) {
 	o := newOnceSet()
 	a, b := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}
 	if !o.first(a) || o.first(a) || !o.first(b) {
 		t.Fatal("first must be true once per workload, then false")
+	}
+	o.forget(a)
+	if o.has(a) || !o.first(a) || !o.has(b) {
+		t.Fatal("a forgotten workload must be first again, and only it")
+	}
+}
+
+// exactReader answers a List with obj, as the API server answers a LIST
+// at the exact version a birth was seen at.
+type exactReader struct {
+	client.Reader
+	obj *corev1.ConfigMap
+}
+
+func (r exactReader) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	list.(*corev1.ConfigMapList).Items = []corev1.ConfigMap{*r.obj}
+	return nil
+}
+
+// TestChangedSinceCreation checks the evidence of a data change since an
+// object's creation when ripple saw it first at an older version than
+// now: the data at that version, unless that version itself shows a data
+// write after the creation, as a relist after a watch gap does.
+func TestChangedSinceCreation(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC))
+	later := metav1.NewTime(created.Add(3 * time.Second))
+	data := metav1.NewFieldsV1(`{"f:data":{".":{},"f:k":{}}}`)
+	tests := []struct {
+		name string
+		// writtenAt is when the version ripple saw first shows its data
+		// written; its data is "1".
+		writtenAt metav1.Time
+		nowData   string
+		want      bool
+	}{
+		{name: "seen at its creation, only its labels changed since", writtenAt: created, nowData: "1", want: false},
+		{name: "seen at its creation, its data changed since", writtenAt: created, nowData: "2", want: true},
+		{name: "seen first after a data write, nothing changed since", writtenAt: later, nowData: "1", want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at7 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "uid-app", ResourceVersion: "7",
+				CreationTimestamp: created, ManagedFields: []metav1.ManagedFieldsEntry{{Time: &tt.writtenAt, FieldsV1: data}}},
+				Data: map[string]string{"k": "1"}}
+			d := newDigests(exactReader{obj: at7})
+			d.born.add(at7, time.Now())
+			now := at7.DeepCopy()
+			now.ResourceVersion, now.Data = "8", map[string]string{"k": tt.nowData}
+			meta := &metav1.PartialObjectMetadata{ObjectMeta: now.ObjectMeta}
+			got, err := d.changedSinceCreation(context.Background(), refs.ConfigMap, meta, sumVersion(now))
+			if err != nil || got != tt.want {
+				t.Fatalf("changedSinceCreation = %v, %v; want %v", got, err, tt.want)
+			}
+		})
 	}
 }
 

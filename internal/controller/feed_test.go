@@ -57,6 +57,10 @@ func TestDigests_FromFeed(t *testing.T) {
 			d.store(configMapAt("2"))
 			d.observe(configMapAt("1"))
 		}, wantSumOf: "2"},
+		{name: "the feed's newer version outlives an older one a late GET read", before: func(d *digests) {
+			d.observe(configMapAt("3"))
+			d.store(configMapAt("2"))
+		}, wantSumOf: "3"},
 		{name: "a version the cache has not caught up with, read by a GET", before: func(d *digests) {
 			d.store(configMapAt("3"))
 		}, wantSumOf: "3"},

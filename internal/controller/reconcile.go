@@ -256,10 +256,10 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 	}
 	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: endHold}
 	res, err := r.converge(ctx, st)
-	if err == nil && !res.paced {
-		// A look that failed, or whose rollout waits for a slot, is
-		// taken again as the first: a record under an unknown key found
-		// then was still there before ripple (foreignKey).
+	if err == nil && !res.deferred {
+		// A look that failed, or whose rollout waits, is taken again as
+		// the first: a record under an unknown key found then was still
+		// there before ripple (foreignKey).
 		r.looked.add(req.NamespacedName)
 	}
 	if err == nil && st.endHold && !res.rolled && !res.paced {
@@ -296,8 +296,11 @@ type outcome struct {
 	recorded bool
 	// paced says the rollout waits for a slot, or already started: a hold
 	// it would end stays until it rolls.
-	paced   bool
-	requeue time.Duration
+	paced bool
+	// deferred says the rollout waits: for a pause to end, a minimum
+	// interval, a slot, or the kind (a CronJob's running Job).
+	deferred bool
+	requeue  time.Duration
 }
 
 // converge decides between no write, a record and a rollout, and makes at
@@ -487,17 +490,17 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	}
 	pause, held, err := r.pauseMark(ctx, v, names)
 	if held || err != nil {
-		return outcome{requeue: v.pausePeriod}, err
+		return outcome{deferred: true, requeue: v.pausePeriod}, err
 	}
 	if left := r.minIntervalLeft(v); left > 0 {
 		skipsTotal.WithLabelValues(skipMinInterval).Inc()
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Held: its last rollout was less than %s ago; the changes made until then roll together", v.minInterval)
-		return outcome{requeue: left}, nil
+		return outcome{deferred: true, requeue: left}, nil
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
 	switch r.pace(ctx, v.obj, wave, r.pausedFor(v, pause)) {
 	case queued:
-		return outcome{paced: true, requeue: paceRecheck}, nil
+		return outcome{paced: true, deferred: true, requeue: paceRecheck}, nil
 	case underway:
 		// Its next update, which passes the predicate, reconciles it.
 		return outcome{paced: true}, nil
@@ -523,7 +526,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	switch {
 	case res.Wait > 0:
 		log.Info("Waiting to roll", "changed", names, "retryAfter", res.Wait)
-		return outcome{requeue: res.Wait}, nil
+		return outcome{deferred: true, requeue: res.Wait}, nil
 	case res.Held != "":
 		skipsTotal.WithLabelValues(skipHeld).Inc()
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not rolled after a change of %s: %s", names, res.Held)

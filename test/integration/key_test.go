@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -81,6 +82,21 @@ var _ = Describe("The digest key", func() {
 		// The record under key-a is minutes from abandoned, but it was
 		// there before this ripple: its first look, retried, takes it over.
 		expectRolledOnce(dep, before)
+	})
+
+	It("rolls for a change made under a replaced key once its minimum interval ends, not after the other key's grace", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.MinRolloutInterval: "8s"}, volumeConfigMap("cfg"))
+		first := startRipple("--hmac-key-secret=" + keySecret("key-a", strings.Repeat("a", 32)))
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+		updateInALaterSecond(cm)
+
+		startRipple("--hmac-key-secret=" + keySecret("key-b", strings.Repeat("b", 32)))
+		Eventually(eventsFor(dep), 20*time.Second).Should(ContainElement(ContainSubstring("less than 8s ago")))
+		// Held by the interval from key-a's rollout, the first look takes
+		// the record over when the interval ends.
+		expectRolledOnce(dep, rolled)
 	})
 
 	It("refuses to start with a key Secret that is too short, naming the flag", func() {
