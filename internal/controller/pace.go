@@ -8,7 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +19,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
@@ -39,8 +42,9 @@ const wakeBuffer = 1024
 // rollouts it started that are not available yet, and lets a rollout of
 // the wave start only while fewer than max are. Waves never share slots,
 // so an unrelated change is never held up. It is shared by the
-// reconcilers of every workload type, and lives in memory: after a
-// restart, a wave starts over with max free slots.
+// reconcilers of every workload type, and lives in memory; before its
+// first admission it restores, from the workloads' records, the slots of
+// the rollouts a previous run started that are still in progress.
 //
 // Waiters are served in the order they joined their wave's queue. Each
 // reconcile of a workload starts with settle, which frees the workload's
@@ -55,6 +59,10 @@ type pacer struct {
 	max     int
 	timeout time.Duration
 	reader  client.Reader
+	// types are the workload types paced; restored is done once their
+	// rollouts in progress hold their slots again.
+	types    []workload.Type
+	restored sync.Once
 
 	mu sync.Mutex
 	// waves holds the slots of each wave; they are few at a time. held
@@ -137,7 +145,8 @@ func (p *pacer) wakeups(kind string) source.Source {
 // workload waits in the wave's queue, keeping its place. paused is the
 // pause period the rollout starts with, if any: the timeout counts from
 // its end.
-func (p *pacer) admit(typ workload.Type, obj client.Object, wave string, paused time.Duration) admission {
+func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object, wave string, paused time.Duration) admission {
+	p.restored.Do(func() { p.restore(ctx) })
 	k := paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -150,17 +159,64 @@ func (p *pacer) admit(typ workload.Type, obj client.Object, wave string, paused 
 		p.asked[k] = true
 		return queued
 	}
+	p.take(k, wave, slot{typ: typ, uid: obj.GetUID(), from: time.Now().Add(paused), generation: obj.GetGeneration()})
+	p.leave(k)
+	return admitted
+}
+
+// take gives the workload a slot in the wave; p.mu is held.
+func (p *pacer) take(k paceKey, wave string, s slot) {
 	if p.waves[wave] == nil {
 		p.waves[wave] = map[paceKey]slot{}
 	}
-	s := slot{typ: typ, uid: obj.GetUID(), from: time.Now().Add(paused), generation: obj.GetGeneration()}
-	if typ.Available != nil {
+	if s.typ.Available != nil {
 		s.expiry = time.AfterFunc(time.Until(s.from.Add(p.timeout)), func() { p.expire(k) })
 	}
 	p.waves[wave][k] = s
 	p.held[k]++
-	p.leave(k)
-	return admitted
+}
+
+// restore gives a slot back to each cached workload whose record says a
+// paced rollout started it less than --rollout-timeout ago and that is
+// not available yet: without it, a restart in the middle of a wave would
+// start up to max more rollouts while those go on. The timeout counts from
+// the record, also for a rollout that started with a pause.
+func (p *pacer) restore(ctx context.Context) {
+	n := 0
+	for _, typ := range p.types {
+		if typ.Available == nil {
+			continue
+		}
+		list := typ.NewList()
+		if err := p.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			logf.FromContext(ctx).Error(err, "Cannot list workloads to restore the rollouts in progress", "workloadKind", typ.Kind)
+			continue
+		}
+		_ = apimeta.EachListItem(list, func(o runtime.Object) error {
+			if obj, ok := o.(client.Object); ok && p.restoreSlot(typ, obj) {
+				n++
+			}
+			return nil
+		})
+	}
+	if n > 0 {
+		logf.FromContext(ctx).Info("Restored the paced rollouts still in progress", "rollouts", n)
+	}
+}
+
+func (p *pacer) restoreSlot(typ workload.Type, obj client.Object) bool {
+	rec, err := decodeRecord(obj.GetAnnotations()[annotations.Recorded])
+	from := time.Unix(rec.at, 0)
+	if err != nil || rec.wave == "" || time.Since(from) >= p.timeout || typ.Available(obj) {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// The generation before ripple's write, which the slot waits past.
+	p.take(paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}, rec.wave,
+		slot{typ: typ, uid: obj.GetUID(), from: from, generation: obj.GetGeneration() - 1})
+	p.gauge()
+	return true
 }
 
 // owed reports whether one of the wave's free slots is the workload's: it
@@ -382,7 +438,7 @@ func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, p
 	if r.pacer == nil || r.Opts.DryRun {
 		return admitted
 	}
-	a := r.pacer.admit(r.Type, obj, wave, paused)
+	a := r.pacer.admit(ctx, r.Type, obj, wave, paused)
 	if a == queued {
 		logf.FromContext(ctx).V(1).Info("Waiting for a slot to roll", "wave", wave)
 	}

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
@@ -71,7 +73,7 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 				k.Namespace, k.Name = "ns", s.name
 				switch s.op {
 				case "admit":
-					if got := p.admit(typ, obj, wave, 0); got != s.want {
+					if got := p.admit(context.Background(), typ, obj, wave, 0); got != s.want {
 						t.Fatalf("step %d: admit %s %s = %d, want %d", i, s.kind, s.name, got, s.want)
 					}
 					p.reconciled(k)
@@ -110,11 +112,11 @@ func TestPacerWakesAHolderAtItsTimeoutAndAgainWhileItHoldsItsSlot(t *testing.T) 
 	p.wakes["Deployment"] = wakes
 	typ, freed := paceObject(t, "Deployment", "freed")
 	_, holder := paceObject(t, "Deployment", "holder")
-	if got := p.admit(typ, freed, wave, 0); got != admitted {
+	if got := p.admit(context.Background(), typ, freed, wave, 0); got != admitted {
 		t.Fatalf("admit freed = %d, want admitted", got)
 	}
 	p.release(typ, freed, wave)
-	if got := p.admit(typ, holder, wave, 0); got != admitted {
+	if got := p.admit(context.Background(), typ, holder, wave, 0); got != admitted {
 		t.Fatalf("admit holder = %d, want admitted", got)
 	}
 	for i := range 2 {
@@ -139,6 +141,50 @@ func paceObject(t *testing.T, kind, name string) (workload.Type, *metav1.Partial
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 1}}
 	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind))
 	return typ, obj
+}
+
+// TestPacerRestoresTheRolloutsInProgress checks that a restarted pacer
+// counts, in their waves, the rollouts a paced run started that are
+// neither available nor past --rollout-timeout, and only those.
+func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
+	typ, ok := workload.ByPlural("deployments")
+	if !ok {
+		t.Fatal("no deployments type")
+	}
+	now := time.Now().Unix()
+	deployment := func(name, rec string, available bool) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 2,
+			Annotations: map[string]string{annotations.Recorded: rec}}}
+		if available {
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		}
+		return d
+	}
+	recordIn := func(wave string, at int64) string {
+		return record{keyID: "k", at: at, wave: wave, objects: map[refs.Ref]string{cmRef("cfg"): "x"}}.encode()
+	}
+	c := fake.NewClientBuilder().WithObjects(
+		deployment("rolling", recordIn("ns/ConfigMap/cfg@2", now), false),
+		deployment("rolling-other-change", recordIn("ns/ConfigMap/other@7", now), false),
+		deployment("available", recordIn("ns/ConfigMap/cfg@2", now), true),
+		deployment("timed-out", recordIn("ns/ConfigMap/cfg@2", now-120), false),
+		deployment("unpaced", record{keyID: "k", at: now, objects: map[refs.Ref]string{cmRef("cfg"): "x"}}.encode(), false),
+		deployment("unrecorded", "", false),
+	).Build()
+	p := newPacer(1, time.Minute, c)
+	p.types = []workload.Type{typ}
+	waiter := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "waiting"}}
+	if got := p.admit(context.Background(), typ, waiter, "ns/ConfigMap/cfg@2", 0); got != queued {
+		t.Fatalf("admit = %v, want queued behind the rollout a previous run started", got)
+	}
+	if got := p.admit(context.Background(), typ, waiter, "ns/ConfigMap/new@9", 0); got != admitted {
+		t.Fatalf("admit in another wave = %v, want admitted", got)
+	}
+	for name, want := range map[string]bool{"rolling": true, "rolling-other-change": true, "available": false, "timed-out": false, "unpaced": false} {
+		if got := p.holds(paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}); got != want {
+			t.Errorf("%s holds a slot: %t, want %t", name, got, want)
+		}
+	}
 }
 
 func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {

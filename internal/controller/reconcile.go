@@ -498,6 +498,9 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		return outcome{deferred: true, requeue: left}, nil
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
+	if r.pacer != nil {
+		next.wave = wave
+	}
 	switch r.pace(ctx, v.obj, wave, r.pausedFor(v, pause)) {
 	case queued:
 		return outcome{paced: true, deferred: true, requeue: paceRecheck}, nil

@@ -12,16 +12,22 @@ import (
 )
 
 // record is what ripple last saw of a workload's tracked config, kept in the
-// Recorded annotation as "key=<id>;at=<unix>;Kind/name=<short>;...".
-// at is when it was recorded: an object created after it is new.
+// Recorded annotation as "key=<id>;at=<unix>;[wave=<wave>;]Kind/name=<short>;...".
+// at is when it was recorded: an object created after it is new. wave is
+// the wave of the paced rollout that wrote it, if any, so that a restart
+// of ripple still counts that rollout while it is in progress (pacer.restore).
 type record struct {
 	keyID   string
 	at      int64
+	wave    string
 	objects map[refs.Ref]string
 }
 
 func (r record) encode() string {
 	parts := []string{"key=" + r.keyID, "at=" + strconv.FormatInt(r.at, 10)}
+	if r.wave != "" {
+		parts = append(parts, "wave="+r.wave)
+	}
 	keys := slices.SortedFunc(maps.Keys(r.objects), refs.Compare)
 	for _, ref := range keys {
 		parts = append(parts, ref.String()+"="+r.objects[ref])
@@ -45,6 +51,8 @@ func decodeRecord(s string) (record, error) {
 				return record{}, fmt.Errorf("entry %q: %w", part, err)
 			}
 			r.at = at
+		case i == 2 && k == "wave":
+			r.wave = v
 		case i > 1:
 			kind, name, ok := strings.Cut(k, "/")
 			if !ok || !slices.Contains(refs.AllKinds, refs.Kind(kind)) || name == "" {

@@ -40,6 +40,8 @@ func TestRecord_RoundTrip(t *testing.T) {
 		{keyID: "k", at: 1, objects: map[refs.Ref]string{{Kind: refs.SecretProviderClass, Name: "vault"}: "x", cmRef("a"): "y"}},
 		// A value may itself contain '=': only the first one splits.
 		{keyID: "k", at: 1, objects: map[refs.Ref]string{cmRef("a"): "b=c"}},
+		// The wave of the paced rollout that wrote it.
+		{keyID: "k", at: 1, wave: "ns/ConfigMap/cfg@42", objects: map[refs.Ref]string{cmRef("cfg"): "x"}},
 	}
 	for _, want := range cases {
 		s := want.encode()
@@ -48,7 +50,7 @@ func TestRecord_RoundTrip(t *testing.T) {
 			t.Errorf("decodeRecord(%q): %v", s, err)
 			continue
 		}
-		if got.keyID != want.keyID || got.at != want.at || !maps.Equal(got.objects, want.objects) {
+		if got.keyID != want.keyID || got.at != want.at || got.wave != want.wave || !maps.Equal(got.objects, want.objects) {
 			t.Errorf("decodeRecord(%q) = %+v, want %+v", s, got, want)
 		}
 		if got.encode() != s {

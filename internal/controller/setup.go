@@ -75,6 +75,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
+		if paced != nil {
+			paced.types = append(paced.types, typ)
+		}
 		r := &Reconciler{Client: workloadClient(patches, opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}

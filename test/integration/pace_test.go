@@ -130,6 +130,24 @@ var _ = Describe("Paced rollouts", func() {
 		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(BeZero())
 	})
 
+	It("still counts a rollout in progress after ripple restarts, and starts the next once it is available", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		deps := wave(ns, "cfg", 3)
+		args := []string{"--max-rollouts-in-progress=1", "--rollout-timeout=5m"}
+		first := startRipple(args...)
+		before := recordAll(deps)
+		setData(cm, "k", "2")
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		first.stop()
+
+		startRipple(args...)
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1), "no second while the first, started before the restart, is in progress")
+		markAvailable(rolled()[0])
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(2))
+	})
+
 	It("no longer counts a queued workload in ripple_rollouts_queued once it is deleted", func() {
 		w := startPacedWave(ns, 3, 1)
 		deps, addr, rolled := w.deps, w.addr, w.rolled
