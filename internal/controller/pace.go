@@ -59,9 +59,11 @@ type pacer struct {
 	max     int
 	timeout time.Duration
 	reader  client.Reader
+	// now tells the API server's time, which records are written in.
+	now func() time.Time
 	// types are the workload types paced; restored is done once their
 	// rollouts in progress hold their slots again.
-	types    []workload.Type
+	types    []pacedType
 	restored sync.Once
 
 	mu sync.Mutex
@@ -78,6 +80,13 @@ type pacer struct {
 	// way: reconciled drops the others.
 	asked map[paceKey]bool
 	wakes map[string]chan event.GenericEvent
+}
+
+// pacedType is a workload type the pacer restores the slots of;
+// pauseLeft tells how long a workload's pause still holds its rollout.
+type pacedType struct {
+	workload.Type
+	pauseLeft func(client.Object) time.Duration
 }
 
 // paceKey names a workload by kind too: an Argo Rollout and the
@@ -125,8 +134,8 @@ const (
 	underway
 )
 
-func newPacer(limit int, timeout time.Duration, reader client.Reader) *pacer {
-	return &pacer{max: limit, timeout: timeout, reader: reader,
+func newPacer(limit int, timeout time.Duration, reader client.Reader, now func() time.Time) *pacer {
+	return &pacer{max: limit, timeout: timeout, reader: reader, now: now,
 		waves: map[string]map[paceKey]slot{}, held: map[paceKey]int{}, queues: map[string]*list.List{}, waiting: map[paceKey]*list.Element{},
 		asked: map[paceKey]bool{}, wakes: map[string]chan event.GenericEvent{}}
 }
@@ -180,7 +189,7 @@ func (p *pacer) take(k paceKey, wave string, s slot) {
 // paced rollout started it less than --rollout-timeout ago and that is
 // not available yet: without it, a restart in the middle of a wave would
 // start up to max more rollouts while those go on. The timeout counts from
-// the record, also for a rollout that started with a pause.
+// the record, or from the end of a pause that still holds the rollout.
 func (p *pacer) restore(ctx context.Context) {
 	n := 0
 	for _, typ := range p.types {
@@ -204,18 +213,27 @@ func (p *pacer) restore(ctx context.Context) {
 	}
 }
 
-func (p *pacer) restoreSlot(typ workload.Type, obj client.Object) bool {
+func (p *pacer) restoreSlot(typ pacedType, obj client.Object) bool {
 	rec, err := decodeRecord(obj.GetAnnotations()[annotations.Recorded])
-	from := time.Unix(rec.at, 0)
-	if err != nil || rec.wave == "" || time.Since(from) >= p.timeout || typ.Available(obj) {
+	if err != nil || rec.wave == "" {
 		return false
 	}
+	from := time.Now().Add(-p.now().Sub(time.Unix(rec.at, 0)))
+	if left := typ.pauseLeft(obj); left > 0 {
+		from = time.Now().Add(left)
+	}
+	if time.Since(from) >= p.timeout || typ.Available(obj) {
+		return false
+	}
+	k := paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The generation before ripple's write, which the slot waits past.
-	p.take(paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}, rec.wave,
-		slot{typ: typ, uid: obj.GetUID(), from: from, generation: obj.GetGeneration() - 1})
+	p.take(k, rec.wave, slot{typ: typ.Type, uid: obj.GetUID(), from: from, generation: obj.GetGeneration() - 1})
 	p.gauge()
+	// It may have become available since the list, an update the
+	// predicate let by while it held no slot: settle looks again.
+	p.send(k)
 	return true
 }
 

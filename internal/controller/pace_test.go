@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -64,7 +65,7 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPacer(tc.max, time.Minute, nil)
+			p := newPacer(tc.max, time.Minute, nil, time.Now)
 			wakes := make(chan event.GenericEvent, 10)
 			p.wakes["Deployment"] = wakes
 			for i, s := range tc.steps {
@@ -107,7 +108,7 @@ func TestPacerServesWaitersInOrderAndNeverMoreThanMax(t *testing.T) {
 // workload it could not read; a slot freed before its timeout wakes nobody.
 func TestPacerWakesAHolderAtItsTimeoutAndAgainWhileItHoldsItsSlot(t *testing.T) {
 	const wave = "ns/ConfigMap/cfg@1"
-	p := newPacer(1, 50*time.Millisecond, nil)
+	p := newPacer(1, 50*time.Millisecond, nil, time.Now)
 	wakes := make(chan event.GenericEvent, 10)
 	p.wakes["Deployment"] = wakes
 	typ, freed := paceObject(t, "Deployment", "freed")
@@ -145,13 +146,15 @@ func paceObject(t *testing.T, kind, name string) (workload.Type, *metav1.Partial
 
 // TestPacerRestoresTheRolloutsInProgress checks that a restarted pacer
 // counts, in their waves, the rollouts a paced run started that are
-// neither available nor past --rollout-timeout, and only those.
+// neither available nor past --rollout-timeout by the API server's clock,
+// which may be far from the local one, or whose pause still holds them.
 func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	typ, ok := workload.ByPlural("deployments")
 	if !ok {
 		t.Fatal("no deployments type")
 	}
-	now := time.Now().Unix()
+	apiNow := time.Now().Add(-time.Hour)
+	now := apiNow.Unix()
 	deployment := func(name, rec string, available bool) *appsv1.Deployment {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Generation: 2,
 			Annotations: map[string]string{annotations.Recorded: rec}}}
@@ -170,9 +173,16 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 		deployment("timed-out", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 		deployment("unpaced", record{keyID: "k", at: now, objects: map[refs.Ref]string{cmRef("cfg"): "x"}}.encode(), false),
 		deployment("unrecorded", "", false),
+		deployment("paused", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 	).Build()
-	p := newPacer(1, time.Minute, c)
-	p.types = []workload.Type{typ}
+	p := newPacer(1, time.Minute, c, func() time.Time { return apiNow })
+	pauseLeft := func(o client.Object) time.Duration {
+		if o.GetName() == "paused" {
+			return 30 * time.Second
+		}
+		return 0
+	}
+	p.types = []pacedType{{Type: typ, pauseLeft: pauseLeft}}
 	waiter := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "waiting"}}
 	if got := p.admit(context.Background(), typ, waiter, "ns/ConfigMap/cfg@2", 0); got != queued {
 		t.Fatalf("admit = %v, want queued behind the rollout a previous run started", got)
@@ -180,7 +190,8 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	if got := p.admit(context.Background(), typ, waiter, "ns/ConfigMap/new@9", 0); got != admitted {
 		t.Fatalf("admit in another wave = %v, want admitted", got)
 	}
-	for name, want := range map[string]bool{"rolling": true, "rolling-other-change": true, "available": false, "timed-out": false, "unpaced": false} {
+	for name, want := range map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true,
+		"available": false, "timed-out": false, "unpaced": false} {
 		if got := p.holds(paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}); got != want {
 			t.Errorf("%s holds a slot: %t, want %t", name, got, want)
 		}
@@ -219,7 +230,7 @@ func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
 			if tc.existing != nil {
 				b = b.WithObjects(tc.existing)
 			}
-			p := newPacer(1, time.Minute, b.Build())
+			p := newPacer(1, time.Minute, b.Build(), time.Now)
 			k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 			done, late := p.done(context.Background(), k, tc.slot)
 			if done != tc.done || (late != nil) != tc.late {

@@ -39,6 +39,16 @@ func (r *Reconciler) pauseLeft(v *view) time.Duration {
 	return v.pausedAt.Add(v.pausePeriod).Sub(now)
 }
 
+// pauseLeftOf is how long a pause period still holds the rollout of a
+// Deployment it paused.
+func (r *Reconciler) pauseLeftOf(obj client.Object) time.Duration {
+	v := r.views.of(obj)
+	if v == nil || !v.paused || r.Type.Pause != workload.PauseSpec {
+		return 0
+	}
+	return max(r.pauseLeft(v), 0)
+}
+
 // pauseStep is what a reconcile does about a workload's pause.
 type pauseStep struct {
 	// left is how long the pause still runs: the workload is queued again

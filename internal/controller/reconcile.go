@@ -505,8 +505,9 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	case queued:
 		return outcome{paced: true, deferred: true, requeue: paceRecheck}, nil
 	case underway:
-		// Its next update, which passes the predicate, reconciles it.
-		return outcome{paced: true}, nil
+		// Its next update, which passes the predicate, reconciles it. The
+		// write may be a previous run's, under another key (pacer.restore).
+		return outcome{paced: true, deferred: true}, nil
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,

@@ -65,7 +65,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	}
 	var paced *pacer
 	if opts.MaxRolloutsInProgress > 0 {
-		paced = newPacer(opts.MaxRolloutsInProgress, opts.RolloutTimeout, mgr.GetClient())
+		paced = newPacer(opts.MaxRolloutsInProgress, opts.RolloutTimeout, mgr.GetClient(), now)
 	}
 	for _, typ := range opts.Workloads() {
 		served, err := apiServed(mgr, typ)
@@ -75,14 +75,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
-		if paced != nil {
-			paced.types = append(paced.types, typ)
-		}
 		r := &Reconciler{Client: workloadClient(patches, opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
+		}
+		if paced != nil {
+			paced.types = append(paced.types, pacedType{Type: typ, pauseLeft: r.pauseLeftOf})
 		}
 	}
 	return nil
