@@ -83,10 +83,11 @@ type pacer struct {
 }
 
 // pacedType is a workload type the pacer restores the slots of;
-// pauseLeft tells how long a workload's pause still holds its rollout.
+// pauseLeft tells whether a workload's pause holds its rollout, and how
+// long it still runs.
 type pacedType struct {
 	workload.Type
-	pauseLeft func(client.Object) time.Duration
+	pauseLeft func(client.Object) (time.Duration, bool)
 }
 
 // paceKey names a workload by kind too: an Argo Rollout and the
@@ -215,14 +216,16 @@ func (p *pacer) restore(ctx context.Context) {
 
 func (p *pacer) restoreSlot(typ pacedType, obj client.Object) bool {
 	rec, err := decodeRecord(obj.GetAnnotations()[annotations.Recorded])
-	if err != nil || rec.wave == "" {
+	if err != nil || rec.wave == "" || typ.Available(obj) {
 		return false
 	}
 	from := time.Now().Add(-p.now().Sub(time.Unix(rec.at, 0)))
-	if left := typ.pauseLeft(obj); left > 0 {
-		from = time.Now().Add(left)
+	if left, paused := typ.pauseLeft(obj); paused {
+		// The rollout starts when the pause ends, or when ripple resumes
+		// a Deployment whose pause ran out while it was down.
+		from = time.Now().Add(max(left, 0))
 	}
-	if time.Since(from) >= p.timeout || typ.Available(obj) {
+	if time.Since(from) >= p.timeout {
 		return false
 	}
 	k := paceKey{kind: typ.Kind, NamespacedName: client.ObjectKeyFromObject(obj)}

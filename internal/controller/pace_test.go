@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -147,7 +148,9 @@ func paceObject(t *testing.T, kind, name string) (workload.Type, *metav1.Partial
 // TestPacerRestoresTheRolloutsInProgress checks that a restarted pacer
 // counts, in their waves, the rollouts a paced run started that are
 // neither available nor past --rollout-timeout by the API server's clock,
-// which may be far from the local one, or whose pause still holds them.
+// which may be far from the local one, or whose pause still holds them,
+// their timeouts counted from the record or the pause's end; and that it
+// wakes each of them to look again.
 func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	typ, ok := workload.ByPlural("deployments")
 	if !ok {
@@ -167,22 +170,28 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 		return record{keyID: "k", at: at, wave: wave, objects: map[refs.Ref]string{cmRef("cfg"): "x"}}.encode()
 	}
 	c := fake.NewClientBuilder().WithObjects(
-		deployment("rolling", recordIn("ns/ConfigMap/cfg@2", now), false),
+		deployment("rolling", recordIn("ns/ConfigMap/cfg@2", now-10), false),
 		deployment("rolling-other-change", recordIn("ns/ConfigMap/other@7", now), false),
 		deployment("available", recordIn("ns/ConfigMap/cfg@2", now), true),
 		deployment("timed-out", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 		deployment("unpaced", record{keyID: "k", at: now, objects: map[refs.Ref]string{cmRef("cfg"): "x"}}.encode(), false),
 		deployment("unrecorded", "", false),
 		deployment("paused", recordIn("ns/ConfigMap/cfg@2", now-120), false),
+		deployment("pause-ran-out", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 	).Build()
 	p := newPacer(1, time.Minute, c, func() time.Time { return apiNow })
-	pauseLeft := func(o client.Object) time.Duration {
-		if o.GetName() == "paused" {
-			return 30 * time.Second
+	pauseLeft := func(o client.Object) (time.Duration, bool) {
+		switch o.GetName() {
+		case "paused":
+			return 30 * time.Second, true
+		case "pause-ran-out":
+			return -5 * time.Minute, true
 		}
-		return 0
+		return 0, false
 	}
 	p.types = []pacedType{{Type: typ, pauseLeft: pauseLeft}}
+	wakes := make(chan event.GenericEvent, 16)
+	p.wakes["Deployment"] = wakes
 	waiter := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "waiting"}}
 	if got := p.admit(context.Background(), typ, waiter, "ns/ConfigMap/cfg@2", 0); got != queued {
 		t.Fatalf("admit = %v, want queued behind the rollout a previous run started", got)
@@ -190,11 +199,28 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	if got := p.admit(context.Background(), typ, waiter, "ns/ConfigMap/new@9", 0); got != admitted {
 		t.Fatalf("admit in another wave = %v, want admitted", got)
 	}
-	for name, want := range map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true,
-		"available": false, "timed-out": false, "unpaced": false} {
-		if got := p.holds(paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}); got != want {
-			t.Errorf("%s holds a slot: %t, want %t", name, got, want)
+	// When each restored timeout starts, by the local clock.
+	starts := map[string]time.Time{"rolling": time.Now().Add(-10 * time.Second), "rolling-other-change": time.Now(),
+		"paused": time.Now().Add(30 * time.Second), "pause-ran-out": time.Now()}
+	for _, name := range []string{"rolling", "rolling-other-change", "paused", "pause-ran-out", "available", "timed-out", "unpaced"} {
+		k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+		want, restored := starts[name]
+		if got := p.holds(k); got != restored {
+			t.Errorf("%s holds a slot: %t, want %t", name, got, restored)
+			continue
 		}
+		for wave, slots := range p.waves {
+			if s, ok := slots[k]; ok && (s.from.Sub(want) > 2*time.Second || want.Sub(s.from) > 2*time.Second) {
+				t.Errorf("%s's timeout in %s starts at %s, want about %s", name, wave, s.from.Format(time.TimeOnly), want.Format(time.TimeOnly))
+			}
+		}
+	}
+	woken := map[string]bool{}
+	for len(wakes) > 0 {
+		woken[(<-wakes).Object.GetName()] = true
+	}
+	if want := map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true, "pause-ran-out": true}; !maps.Equal(woken, want) {
+		t.Errorf("woken %v, want %v", woken, want)
 	}
 }
 

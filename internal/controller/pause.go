@@ -39,14 +39,18 @@ func (r *Reconciler) pauseLeft(v *view) time.Duration {
 	return v.pausedAt.Add(v.pausePeriod).Sub(now)
 }
 
-// pauseLeftOf is how long a pause period still holds the rollout of a
-// Deployment it paused.
-func (r *Reconciler) pauseLeftOf(obj client.Object) time.Duration {
-	v := r.views.of(obj)
-	if v == nil || !v.paused || r.Type.Pause != workload.PauseSpec {
-		return 0
+// pauseLeftOf tells whether ripple's pause holds the rollout of a
+// Deployment, and how long its period still runs: none, or less, when it
+// ran out while nobody resumed the Deployment.
+func (r *Reconciler) pauseLeftOf(obj client.Object) (left time.Duration, paused bool) {
+	if _, ok := obj.GetAnnotations()[r.Opts.Keys.PausedAt]; !ok || r.Type.Pause != workload.PauseSpec {
+		return 0, false
 	}
-	return max(r.pauseLeft(v), 0)
+	v := r.views.of(obj)
+	if v == nil || !v.paused {
+		return 0, false
+	}
+	return r.pauseLeft(v), true
 }
 
 // pauseStep is what a reconcile does about a workload's pause.
