@@ -262,7 +262,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 		// there before ripple (foreignKey).
 		r.looked.add(req.NamespacedName)
 	}
-	if err == nil && st.endHold && !res.rolled && !res.paced {
+	if err == nil && st.endHold && !res.rolled && !res.deferred {
 		err = r.endHold(ctx, st)
 	}
 	if apierrors.IsConflict(err) {
@@ -294,11 +294,10 @@ type outcome struct {
 	// recorded says the record was written without a rollout: the change
 	// was posted to --webhook-url, or the workload's kind holds it.
 	recorded bool
-	// paced says the rollout waits for a slot, or already started: a hold
-	// it would end stays until it rolls.
-	paced bool
-	// deferred says the rollout waits: for a pause to end, a minimum
-	// interval, a slot, or the kind (a CronJob's running Job).
+	// deferred says the rollout waits (for a pause to end, a minimum
+	// interval, a slot, the kind: a CronJob's running Job) or already
+	// started under a slot: a hold it would end stays until it rolls, and
+	// the look is not over.
 	deferred bool
 	requeue  time.Duration
 }
@@ -503,11 +502,11 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	}
 	switch r.pace(ctx, v.obj, wave, r.pausedFor(v, pause)) {
 	case queued:
-		return outcome{paced: true, deferred: true, requeue: paceRecheck}, nil
+		return outcome{deferred: true, requeue: paceRecheck}, nil
 	case underway:
 		// Its next update, which passes the predicate, reconciles it. The
 		// write may be a previous run's, under another key (pacer.restore).
-		return outcome{paced: true, deferred: true}, nil
+		return outcome{deferred: true}, nil
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	ch := workload.Change{ID: changeID(v.obj, st.digest), Record: next.encode(), Stamp: st.encode(), Cause: names,

@@ -302,6 +302,23 @@ var _ = Describe("Pause periods", func() {
 		Consistently(before.Rollouts, quiet).Should(Equal(1))
 	})
 
+	It("keeps a StatefulSet's hold while its minimum interval runs, and rolls it once at the interval's end", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ann := pauseFor("2s")
+		ann[annotations.MinRolloutInterval] = "8s"
+		sts := createStatefulSet(ns, "sts", ann, envFromConfigMap("cfg"))
+		startRipple()
+		before := recorded(sts)
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(1), "the first change rolls when its hold ends")
+
+		setData(cm, "k", "3")
+		Eventually(eventsFor(sts), 10*time.Second).Should(ContainElement(ContainSubstring("less than 8s ago")))
+		Eventually(before.Rollouts, 15*time.Second).Should(Equal(2), "the second rolls when the interval ends")
+		Consistently(before.Rollouts, quiet).Should(Equal(2))
+		Expect(countPrefix(eventsFor(sts)(), "ReloadPaused")).To(Equal(2), "one hold per change: the interval neither ends the hold nor starts another")
+	})
+
 	It("pauses every workload without the annotation with --pause-period, and none whose annotation says 0", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		byFlag := createDeployment(ns, "by-flag", auto, envFromConfigMap("cfg"))
