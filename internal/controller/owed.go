@@ -13,7 +13,8 @@ import (
 )
 
 // owed holds the workloads a recreation deleted and could not create again
-// (an admission policy refusing the new Job, the API server away): the old
+// (the API server refusing the new Job after a dry run admitted it, or
+// away): the old
 // object is gone from the API server, so the new one lives only here until
 // a later reconcile of its name creates it. A restart of ripple in between
 // loses it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -203,6 +204,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.owed.keep(req.NamespacedName, res)
 		if underway {
 			r.resumed(ctx, obj, res)
+			if errors.Is(err, workload.ErrWouldRefuse) {
+				r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
+					"Recreation waits: %v. The old %s stays, its pods gone, and ripple tries again with backoff", err, r.Type.Kind)
+			}
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: conflictRetry}, nil
 			}

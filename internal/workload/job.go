@@ -3,9 +3,11 @@ package workload
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,8 +28,9 @@ import (
 //     record) and deletes it with foreground propagation;
 //  2. the garbage collector deletes its pods, then removes its
 //     foregroundDeletion finalizer;
-//  3. resumeJob sees only ripple's finalizer left, removes it and creates
-//     the Job again under the same name.
+//  3. resumeJob sees only ripple's finalizer left and, once a dry run says
+//     the API server would admit the new Job, removes the finalizer and
+//     creates the Job again under the same name.
 func init() {
 	t := newType[batchv1.Job, batchv1.JobList](batchv1.SchemeGroupVersion, "Job", "jobs",
 		func(o *batchv1.Job) *corev1.PodTemplateSpec { return &o.Spec.Template })
@@ -129,6 +132,9 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	// A mangled annotation still recreates the Job, without a stamp.
 	_ = json.Unmarshal([]byte(raw), &pending)
 	next := recreated(job, pending)
+	if err := wouldCreate(ctx, c, next); err != nil {
+		return Result{}, true, err
+	}
 	body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion, "finalizers": []string{}}}
 	if err := t.patch(ctx, c, obj, body); client.IgnoreNotFound(err) != nil {
 		return Result{}, true, err
@@ -137,6 +143,34 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 		return Result{Owed: next, Cause: pending.Cause}, true, err
 	}
 	return Result{Created: next, Cause: pending.Cause}, true, nil
+}
+
+// ErrWouldRefuse marks the error of a recreation the API server would
+// refuse: the old Job waits, deleted, for a later try.
+var ErrWouldRefuse = errors.New("the API server would refuse the new Job")
+
+// wouldCreate asks the API server, by a dry run, whether it would admit
+// job, before ripple lets the old Job go: once it is gone, a refused Job
+// would live only in ripple's memory, and a restart would lose it. The old
+// Job still holds the name, so an admitted dry run ends in AlreadyExists,
+// which the API server checks after admission. A quota of Jobs the old
+// one fills refuses the dry run but not the create that follows its
+// removal, so it lets the recreation go on.
+func wouldCreate(ctx context.Context, c client.Client, job *batchv1.Job) error {
+	err := c.Create(ctx, job.DeepCopy(), client.DryRunAll, client.FieldOwner(FieldOwner))
+	switch {
+	case err == nil, apierrors.IsAlreadyExists(err), quotaExceeded(err):
+		return nil
+	case apierrors.IsForbidden(err), apierrors.IsInvalid(err):
+		return fmt.Errorf("%w: Job %s/%s: %w", ErrWouldRefuse, job.Namespace, job.Name, err)
+	}
+	return fmt.Errorf("asking whether Job %s/%s would be created again: %w", job.Namespace, job.Name, err)
+}
+
+// quotaExceeded reports whether err is the ResourceQuota admission's
+// refusal, which says "exceeded quota" since quotas began.
+func quotaExceeded(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota")
 }
 
 // createRetrying creates the new Job, trying again for a few seconds

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -289,10 +290,56 @@ func refuseJobs(ns string) (allow func()) {
 	})
 }
 
+// refuseJobsButDryRuns makes the API server refuse every Job created in ns
+// but by a dry run, until the returned func removes the policy.
+func refuseJobsButDryRuns(ns string) (allow func()) {
+	GinkgoHelper()
+	return refuseUnless(ns, admissionregistrationv1.Create, "batch", "jobs", "request.dryRun", func() error {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "probe-"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		err := k8s.Create(suiteCtx, j)
+		if err == nil {
+			Expect(k8s.Delete(suiteCtx, j, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		}
+		return err
+	})
+}
+
+// fillJobQuota puts ns under a quota of one Job, filled, with the status
+// the quota controller, which the control plane does not run, would give
+// it; the returned func frees it, as that controller does once the Job is
+// gone.
+func fillJobQuota(ns string) (freed func()) {
+	GinkgoHelper()
+	jobs := corev1.ResourceName("count/jobs.batch")
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "one-job"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{jobs: resource.MustParse("1")}}}
+	Expect(k8s.Create(suiteCtx, quota)).To(Succeed())
+	setUsed := func(n string) {
+		GinkgoHelper()
+		waitFor(func() error {
+			if err := k8s.Get(suiteCtx, client.ObjectKeyFromObject(quota), quota); err != nil {
+				return err
+			}
+			quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{jobs: resource.MustParse(n)}}
+			return k8s.Status().Update(suiteCtx, quota)
+		}).Should(Succeed())
+	}
+	setUsed("1")
+	return func() { setUsed("0") }
+}
+
 // refuse makes the API server refuse every op on the v1 resource of group
 // in ns, by an admission policy, until the returned func removes it. probe
 // makes such a request as a dry run.
 func refuse(ns string, op admissionregistrationv1.OperationType, group, resource string, probe func() error) (allow func()) {
+	GinkgoHelper()
+	return refuseUnless(ns, op, group, resource, "false", probe)
+}
+
+// refuseUnless is refuse for the requests where the CEL expression admits
+// is false; probe makes a request it refuses.
+func refuseUnless(ns string, op admissionregistrationv1.OperationType, group, resource, admits string, probe func() error) (allow func()) {
 	GinkgoHelper()
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: "refuse-" + resource + "-" + ns},
@@ -304,7 +351,7 @@ func refuse(ns string, op admissionregistrationv1.OperationType, group, resource
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: []string{resource}},
 				},
 			}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "frozen by the test"}},
+			Validations: []admissionregistrationv1.Validation{{Expression: admits, Message: "frozen by the test"}},
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
@@ -460,7 +507,7 @@ var _ = Describe("Jobs", func() {
 		Expect(jobNow(ns, "migrate")().UID).NotTo(Equal(job.UID), "recreated, not waiting for a collection that already happened")
 	})
 
-	It("recreates a Job deleted for a change once an admission policy that refused the new one allows it", func() {
+	It("keeps a Job deleted for a change while an admission policy would refuse the new one, and recreates it once allowed, across a restart of ripple", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
@@ -469,10 +516,48 @@ var _ = Describe("Jobs", func() {
 		allow := refuseJobs(ns)
 		setData(cm, "k", "2")
 		actAsGarbageCollector(job)
+		waitFor(eventsFor(job)).Should(ContainElement(And(HavePrefix("ReloadFailed: Recreation waits"), ContainSubstring("frozen by the test"))))
+		old := jobNow(ns, "migrate")()
+		Expect(old).NotTo(BeNil(), "the old Job stays")
+		Expect(old.UID).To(Equal(job.UID))
+		Expect(old.Finalizers).To(ConsistOf(annotations.Recreate), "held by ripple alone, its pods gone")
+
+		r.stop()
+		startRipple()
+		allow()
+
+		expectRecreated(job)
+	})
+
+	It("recreates a Job the API server refused after a dry run admitted it, once it accepts it", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		r := startRipple()
+		expectRecorded(job)
+		allow := refuseJobsButDryRuns(ns)
+		setData(cm, "k", "2")
+		actAsGarbageCollector(job)
 		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("recreating Job "+ns+"/migrate"), "the first tries are refused")
 		Expect(jobNow(ns, "migrate")()).To(BeNil(), "the old Job is gone")
 
 		allow()
+
+		expectRecreated(job)
+	})
+
+	It("recreates a Job whose old one fills a quota of Jobs", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		freed := fillJobQuota(ns)
+		startRipple()
+		expectRecorded(job)
+		setData(cm, "k", "2")
+		actAsGarbageCollector(job)
+		waitFor(jobNow(ns, "migrate")).Should(BeNil(), "the quota refuses only the dry run while the old Job counts")
+
+		freed()
 
 		expectRecreated(job)
 	})
