@@ -14,10 +14,9 @@ import (
 
 // owed holds the workloads a recreation deleted and could not create again
 // (the API server refusing the new Job after a dry run admitted it, or
-// away): the old
-// object is gone from the API server, so the new one lives only here until
-// a later reconcile of its name creates it. A restart of ripple in between
-// loses it.
+// away): the old object is gone from the API server, so the new one lives
+// only here until a later reconcile of its name creates it. A restart of
+// ripple in between loses it.
 type owed struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]workload.Result
