@@ -326,7 +326,7 @@ func waitServerPast(ns string, at int64) {
 		Expect(k8s.Create(suiteCtx, probe)).To(Succeed())
 		Expect(k8s.Delete(suiteCtx, probe)).To(Succeed())
 		return probe.CreationTimestamp.Unix()
-	}, 10*time.Second, 100*time.Millisecond).Should(BeNumerically(">", at))
+	}, max(10*time.Second, time.Until(time.Unix(at, 0))+10*time.Second), 100*time.Millisecond).Should(BeNumerically(">", at))
 }
 
 func reasonPrefix(reason string) string { return reason + ": " }

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -265,6 +266,27 @@ var _ = Describe("Pause periods", func() {
 		waitServerPast(ns, mustParseTime(pausedAt(dep)()).Unix()+4)
 
 		startRipple()
+
+		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
+	})
+
+	It("resumes a Deployment within seconds of the API server accepting it again, however long it refused", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("6s"), envFromConfigMap("cfg"))
+		startRipple()
+		recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+		allow := refuse(ns, admissionregistrationv1.Update, "apps", "deployments", func() error {
+			probe := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: dep.Name}}
+			return k8s.Patch(suiteCtx, probe, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)
+		})
+		// Refused for 25 s after the period: the workqueue's backoff would
+		// wait about 15 s more from here.
+		waitServerPast(ns, mustParseTime(pausedAt(dep)()).Unix()+6+25)
+		Expect(specPaused(dep)()).To(BeTrue(), "still paused while refused")
+
+		allow()
 
 		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
 	})
