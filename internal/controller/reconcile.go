@@ -204,7 +204,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.owed.keep(req.NamespacedName, res)
 		if underway {
 			r.resumed(ctx, obj, res)
-			if errors.Is(err, workload.ErrWouldRefuse) {
+			if errors.Is(err, workload.ErrNotAdmitted) {
 				r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
 					"Recreation waits: %v. The old %s stays, its pods gone, and ripple tries again with backoff", err, r.Type.Kind)
 			}

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -132,12 +133,19 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	// A mangled annotation still recreates the Job, without a stamp.
 	_ = json.Unmarshal([]byte(raw), &pending)
 	next := recreated(job, pending)
-	if err := wouldCreate(ctx, c, next); err != nil {
+	err := wouldCreate(ctx, c, next)
+	ending := errors.Is(err, errNamespaceEnding)
+	if err != nil && !ending {
 		return Result{}, true, err
 	}
 	body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion, "finalizers": []string{}}}
 	if err := t.patch(ctx, c, obj, body); client.IgnoreNotFound(err) != nil {
 		return Result{}, true, err
+	}
+	if ending {
+		// The namespace's deletion waits for the finalizer, and takes the
+		// Job with it.
+		return Result{}, true, nil
 	}
 	if err := createRetrying(ctx, c, next); err != nil {
 		return Result{Owed: next, Cause: pending.Cause}, true, err
@@ -145,32 +153,48 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	return Result{Created: next, Cause: pending.Cause}, true, nil
 }
 
-// ErrWouldRefuse marks the error of a recreation the API server would
-// refuse: the old Job waits, deleted, for a later try.
-var ErrWouldRefuse = errors.New("the API server would refuse the new Job")
+// ErrNotAdmitted marks the error of a recreation the API server did not
+// admit in a dry run: the old Job waits, deleted, for a later try.
+var ErrNotAdmitted = errors.New("the API server did not admit the new Job in a dry run")
+
+// errNamespaceEnding says the Job's namespace is being deleted: no Job can
+// be created in it again.
+var errNamespaceEnding = errors.New("the namespace is being deleted")
 
 // wouldCreate asks the API server, by a dry run, whether it would admit
 // job, before ripple lets the old Job go: once it is gone, a refused Job
 // would live only in ripple's memory, and a restart would lose it. The old
 // Job still holds the name, so an admitted dry run ends in AlreadyExists,
-// which the API server checks after admission. A quota of Jobs the old
-// one fills refuses the dry run but not the create that follows its
-// removal, so it lets the recreation go on.
+// which the API server checks after admission.
 func wouldCreate(ctx context.Context, c client.Client, job *batchv1.Job) error {
 	err := c.Create(ctx, job.DeepCopy(), client.DryRunAll, client.FieldOwner(FieldOwner))
 	switch {
-	case err == nil, apierrors.IsAlreadyExists(err), quotaExceeded(err):
+	case err == nil, apierrors.IsAlreadyExists(err), fullByTheOldJob(err):
 		return nil
-	case apierrors.IsForbidden(err), apierrors.IsInvalid(err):
-		return fmt.Errorf("%w: Job %s/%s: %w", ErrWouldRefuse, job.Namespace, job.Name, err)
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return errNamespaceEnding
 	}
-	return fmt.Errorf("asking whether Job %s/%s would be created again: %w", job.Namespace, job.Name, err)
+	return fmt.Errorf("%w: Job %s/%s: %w", ErrNotAdmitted, job.Namespace, job.Name, err)
 }
 
-// quotaExceeded reports whether err is the ResourceQuota admission's
-// refusal, which says "exceeded quota" since quotas began.
-func quotaExceeded(err error) bool {
-	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota")
+// quotaRefusal is how the ResourceQuota admission refuses a Job for a
+// quota of Jobs alone: the resources exceeded, then the amounts.
+var quotaRefusal = regexp.MustCompile(`exceeded quota: [^,]+, requested: count/jobs\.batch=1, used: count/jobs\.batch=(\d+), limited: count/jobs\.batch=(\d+)$`)
+
+// fullByTheOldJob reports whether err refuses the new Job only for a quota
+// of Jobs that removing the old one, which it counts, leaves room in.
+func fullByTheOldJob(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsForbidden(err) || !errors.As(err, &status) {
+		return false
+	}
+	m := quotaRefusal.FindStringSubmatch(status.Status().Message)
+	if m == nil {
+		return false
+	}
+	used, errU := strconv.Atoi(m[1])
+	limited, errL := strconv.Atoi(m[2])
+	return errU == nil && errL == nil && used <= limited
 }
 
 // createRetrying creates the new Job, trying again for a few seconds

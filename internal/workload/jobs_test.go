@@ -1,12 +1,15 @@
 package workload
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -143,6 +146,30 @@ func TestJobCompleted_OnlyACompleteConditionCounts(t *testing.T) {
 	for _, c := range cases {
 		if got := jobCompleted(&batchv1.Job{Status: batchv1.JobStatus{Conditions: c.conditions}}); got != c.want {
 			t.Errorf("%s: completed = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestFullByTheOldJob_LetsOnlyAQuotaOfJobsTheOldOneFillsThrough(t *testing.T) {
+	jobs := schema.GroupResource{Group: "batch", Resource: "jobs"}
+	forbidden := func(msg string) error { return apierrors.NewForbidden(jobs, "migrate", errors.New(msg)) }
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a quota of Jobs the old one fills", forbidden("exceeded quota: one-job, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1"), true},
+		{"a quota of Jobs others fill too", forbidden("exceeded quota: q, requested: count/jobs.batch=1, used: count/jobs.batch=3, limited: count/jobs.batch=3"), true},
+		{"a quota of no Jobs at all", forbidden("exceeded quota: none, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=0"), false},
+		{"a quota of other resources too", forbidden("exceeded quota: q, requested: count/jobs.batch=1,count/pods=1, used: count/jobs.batch=1,count/pods=1, limited: count/jobs.batch=1,count/pods=1"), false},
+		{"a policy that words its refusal like a quota", forbidden("denied: exceeded quota of good ideas"), false},
+		{"a policy's refusal", forbidden("ValidatingAdmissionPolicy 'p' denied request: frozen"), false},
+		{"not a refusal", apierrors.NewInternalError(errors.New("exceeded quota: q, requested: count/jobs.batch=1, used: count/jobs.batch=1, limited: count/jobs.batch=1")), false},
+		{"no error", nil, false},
+	}
+	for _, c := range cases {
+		if got := fullByTheOldJob(c.err); got != c.want {
+			t.Errorf("%s: fullByTheOldJob = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

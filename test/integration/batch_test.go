@@ -529,6 +529,22 @@ var _ = Describe("Jobs", func() {
 		expectRecreated(job)
 	})
 
+	It("lets a Job it keeps for its recreation go with its namespace", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(job)
+		refuseJobs(ns)
+		setData(cm, "k", "2")
+		actAsGarbageCollector(job)
+		waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadFailed: Recreation waits")))
+
+		Expect(k8s.Delete(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+
+		waitFor(jobNow(ns, "migrate")).Should(BeNil(), "ripple's finalizer no longer holds the namespace's deletion")
+	})
+
 	It("recreates a Job the API server refused after a dry run admitted it, once it accepts it", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
@@ -555,7 +571,7 @@ var _ = Describe("Jobs", func() {
 		expectRecorded(job)
 		setData(cm, "k", "2")
 		actAsGarbageCollector(job)
-		waitFor(jobNow(ns, "migrate")).Should(BeNil(), "the quota refuses only the dry run while the old Job counts")
+		waitFor(jobNow(ns, "migrate")).Should(BeNil(), "the old Job goes, though the quota refuses the dry run")
 
 		freed()
 
