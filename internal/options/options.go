@@ -181,7 +181,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&k.PausedAt, "pause-deployment-time-annotation", k.PausedAt, "Annotation ripple writes on a paused workload: when the pause began.")
 
 	fs.StringVar(&o.LogFormat, "log-format", "json", "Log format: json, or text (also the empty value, as in Reloader).")
-	fs.StringVar(&o.LogLevel, "log-level", "info", "Log level: trace, debug, info, warning or error.")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "Log level: trace, debug, info, warning or error; fatal and panic, Reloader's, log errors only.")
 
 	fs.BoolVar(&o.EnableHA, "enable-ha", false, "Run several replicas with leader election; only the leader rolls workloads.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "ripple-leader", "Name of the Lease used for leader election.")
@@ -298,7 +298,7 @@ func (o *Options) validate() []error {
 		fail("log-format", "%q is not json or text", o.LogFormat)
 	}
 	if _, ok := logLevels[strings.ToLower(o.LogLevel)]; !ok {
-		fail("log-level", "%q is not trace, debug, info, warning or error", o.LogLevel)
+		fail("log-level", "%q is not trace, debug, info, warning, error, fatal or panic", o.LogLevel)
 	}
 	if o.Debounce < 0 {
 		fail("debounce", "%s is negative", o.Debounce)
@@ -377,7 +377,9 @@ func (o *Options) keyFlags() map[string]string {
 }
 
 // logLevels maps Reloader's level names to logr verbosity: V(1) is debug.
-var logLevels = map[string]int{"trace": 10, "debug": 1, "info": 0, "warning": -1, "warn": -1, "error": -2}
+// Reloader's fatal and panic mean errors only here: ripple logs nothing
+// above an error.
+var logLevels = map[string]int{"trace": 10, "debug": 1, "info": 0, "warning": -1, "warn": -1, "error": -2, "fatal": -2, "panic": -2}
 
 // Verbosity returns the logr verbosity of --log-level: 0 for info, higher
 // for more detail, negative for warnings and errors only.

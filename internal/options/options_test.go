@@ -386,7 +386,7 @@ func TestCronJobStrategy_FlagSetsTheDefaultAndRefusesOtherValues(t *testing.T) {
 func TestVerbosity(t *testing.T) {
 	cases := map[string]int{
 		"trace": 10, "debug": 1, "info": 0, "warning": -1, "warn": -1, "error": -2,
-		"Debug": 1, "ERROR": -2,
+		"Debug": 1, "ERROR": -2, "fatal": -2, "panic": -2,
 	}
 	for level, want := range cases {
 		o := mustParse(t, "--log-level", level)
