@@ -205,6 +205,7 @@ func (m *mapper) namespaces() {
 		m.drop("reloader.namespaces", "ignoreNamespaces ignores every one, and an empty watchNamespaces watches the whole cluster")
 	case watch != nil:
 		m.set("watchNamespaces", subtract(watch, ignore))
+		m.note("watchNamespaces: Reloader's chart also watches the namespace it is installed in; add that one if workloads there use reloads")
 		if ignore != nil {
 			m.note("watchNamespaces: the namespaces minus ignoreNamespaces, as ripple cannot take both")
 		}
