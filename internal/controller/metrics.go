@@ -3,6 +3,7 @@ package controller
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,6 +77,17 @@ var (
 		Name: "reloader_reload_executed_total_by_namespace",
 		Help: "Rollouts ripple started, by success and namespace; counted only with METRICS_COUNT_BY_NAMESPACE=enabled.",
 	}, []string{"success", "namespace"})
+	// Reloader 1.4.21's action metrics: the same rollouts and latency under
+	// its names, labels and buckets.
+	reloaderActions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reloader_action_total",
+		Help: "Rollouts ripple started, by workload kind and result (success or error): Reloader's name for ripple_reloads_total.",
+	}, []string{"workload_kind", "result"})
+	reloaderActionLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "reloader_action_latency_seconds",
+		Help:    "Time from ripple seeing a config change to its patch of the workload: Reloader's name for ripple_reload_latency_seconds.",
+		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"workload_kind"})
 )
 
 func init() {
@@ -85,13 +97,15 @@ func init() {
 	reloaderExecuted.WithLabelValues("false")
 	// The per-namespace vector has no series until it counts, so without
 	// METRICS_COUNT_BY_NAMESPACE it is absent from /metrics.
-	metrics.Registry.MustRegister(eventsDroppedTotal, rolloutsInProgress, rolloutsQueued, keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace)
+	metrics.Registry.MustRegister(eventsDroppedTotal, rolloutsInProgress, rolloutsQueued, keyChangesTotal, reloadsTotal, reloadLatency, workloadsTracked, skipsTotal, reloaderExecuted, reloaderExecutedByNamespace,
+		reloaderActions, reloaderActionLatency)
 }
 
 // countReload counts one rollout's result, "success" or "error", under
 // ripple's name and Reloader's.
 func (r *Reconciler) countReload(obj client.Object, result string) {
 	reloadsTotal.WithLabelValues(r.Type.Kind, result).Inc()
+	reloaderActions.WithLabelValues(r.Type.Kind, result).Inc()
 	success := strconv.FormatBool(result == "success")
 	reloaderExecuted.WithLabelValues(success).Inc()
 	if r.Opts.CountByNamespace {
@@ -131,4 +145,11 @@ func countKeys(keys map[refs.Ref][]string) {
 			keyChangesTotal.WithLabelValues(string(ref.Kind), k).Inc()
 		}
 	}
+}
+
+// observeLatency records how long a rollout took from the change seen,
+// under ripple's name and Reloader's.
+func (r *Reconciler) observeLatency(d time.Duration) {
+	reloadLatency.WithLabelValues(r.Type.Kind).Observe(d.Seconds())
+	reloaderActionLatency.WithLabelValues(r.Type.Kind).Observe(d.Seconds())
 }

@@ -281,7 +281,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 		return ctrl.Result{}, nil
 	}
 	if res.rolled && triggered {
-		reloadLatency.WithLabelValues(r.Type.Kind).Observe(time.Since(triggeredAt).Seconds())
+		r.observeLatency(time.Since(triggeredAt))
 	}
 	return ctrl.Result{RequeueAfter: res.requeue}, err
 }

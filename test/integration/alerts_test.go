@@ -108,7 +108,7 @@ func decode(body string) map[string]string {
 }
 
 var _ = Describe("Reloader's metric names", func() {
-	It("counts each rollout in reloader_reload_executed_total, and not by namespace without METRICS_COUNT_BY_NAMESPACE", func() {
+	It("counts each rollout in reloader_reload_executed_total and reloader_action_total, and not by namespace without METRICS_COUNT_BY_NAMESPACE", func() {
 		ns := newNamespace(nil)
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
@@ -119,11 +119,17 @@ var _ = Describe("Reloader's metric names", func() {
 		Eventually(executed, "10s").Should(BeNumerically(">=", 0), "both outcomes show before the first rollout")
 		Expect(metric(addr, `reloader_reload_executed_total{success="false"}`)()).To(BeNumerically(">=", 0))
 		was := executed()
+		// Absent (-1) until this process's first rollout of a Deployment.
+		actions := metric(addr, `reloader_action_total{result="success",workload_kind="Deployment"}`)
+		timed := metric(addr, `reloader_action_latency_seconds_count{workload_kind="Deployment"}`)
+		wasActions, wasTimed := max(actions(), 0), max(timed(), 0)
 
 		setData(cm, "k", "2")
 
 		expectRolledOnce(dep, before)
 		Expect(executed()).To(Equal(was+1), "one rollout, counted once")
+		Expect(actions()).To(Equal(wasActions+1), "under Reloader's action name too")
+		Expect(timed()).To(Equal(wasTimed+1), "and its latency")
 		Expect(metric(addr, `reloader_reload_executed_total_by_namespace{namespace="`+ns+`",success="true"}`)()).To(Equal(-1.0))
 	})
 
