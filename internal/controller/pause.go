@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -27,9 +26,6 @@ const (
 // moment, or the first of a new leader, which reconciles every workload.
 // A pause never outlasts its period: a start in the future, an unreadable
 // one or a removed period ends it at once.
-
-// pauseRetry is how soon ripple tries again to end a pause it could not.
-const pauseRetry = 5 * time.Second
 
 // pauseLeft returns how long the workload's pause still runs; zero or less
 // means it is over. A start later than the API server's clock allows (a
@@ -86,15 +82,7 @@ func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pa
 		return pauseStep{endHold: true}, nil
 	}
 	if err := r.Type.EndPause(ctx, r.Client, obj, r.Opts.Keys.PausedAt); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return pauseStep{done: true}, err
-		}
-		// A Deployment left paused holds back every rollout, its owner's
-		// too: its end is tried again every pauseRetry, not at the
-		// workqueue's backoff, which grows to many minutes while the API
-		// server is away or refuses.
-		logf.FromContext(ctx).Error(err, "Cannot end a pause; trying again", "after", pauseRetry)
-		return pauseStep{done: true, left: pauseRetry}, nil
+		return pauseStep{done: true}, err
 	}
 	r.pauseEnded(ctx, obj, v)
 	// Resuming is the Deployment's rollout: it is counted and alerted now,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -161,7 +162,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, con
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Type.Plural).
 		For(r.Type.New(), builder.WithPredicates(predicate.NewPredicateFuncs(inScope(r.Opts)), r.inputsChanged(), r.interesting())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Opts.Workers})
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Opts.Workers, RateLimiter: retryLimiter()})
 	for _, f := range config {
 		b = b.WatchesRawSource(f.queueFor(r.Type, r.seen))
 	}
@@ -180,6 +181,19 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, con
 			builder.WithPredicates(predicate.NewPredicateFuncs(inScope(r.Opts)), templateChanged(*src)))
 	}
 	return b.Complete(r)
+}
+
+// maxRetryDelay bounds the wait before a failed reconcile is tried again.
+// controller-runtime's default grows to about 17 minutes: after the API
+// server was away that long, a change, the end of a pause or a Job's
+// recreation would reach the workload up to 17 minutes after it is back,
+// and a Deployment ripple paused would hold back every rollout until then.
+const maxRetryDelay = time.Minute
+
+// retryLimiter is controller-runtime's per-workload backoff, from 5 ms,
+// doubling, up to maxRetryDelay.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxRetryDelay)
 }
 
 // templateUsers maps a workload to those of typ whose pods are made from
