@@ -323,7 +323,7 @@ func (b *Bench) profiled(ctx context.Context, r *Ripple, ed *Editor, cms []strin
 func (b *Bench) againstA(scen, what string, now, alone time.Duration) {
 	rt := ratio(now, alone)
 	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(now), Floor: "(a) " + ms(alone),
-		Rate: fmt.Sprintf("%.2fx", rt), Target: "<= 1.2x (a)", Pass: pass(rt <= 1.2)})
+		Rate: rate(rt, 1.2), Target: "<= 1.2x (a)", Pass: pass(rt <= 1.2)})
 }
 
 // floorAgainstA notes how the floor's own first workload moved from (a)'s
@@ -457,7 +457,7 @@ func (b *Bench) correctness(scen string, edits []Edit) {
 
 func (b *Bench) ratioRow(scen, what string, rp, fl time.Duration, most float64) {
 	rt := ratio(rp, fl)
-	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(rp), Floor: ms(fl), Rate: fmt.Sprintf("%.2fx", rt),
+	b.report.add(Row{Scenario: scen, Measure: what, Ripple: ms(rp), Floor: ms(fl), Rate: rate(rt, most),
 		Target: fmt.Sprintf("<= %gx", most), Pass: pass(fl > 0 && rt <= most)})
 }
 

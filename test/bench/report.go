@@ -145,6 +145,19 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
+// rate writes a ratio checked against limit to two decimals, or to as many
+// more as it takes for the figure to fall on the same side of limit as the
+// ratio: 1.2012 against 1.2 is "1.201x", where "1.20x" would read as a pass.
+func rate(rt, limit float64) string {
+	for prec := 2; prec < 6; prec++ {
+		s := strconv.FormatFloat(rt, 'f', prec, 64)
+		if shown, err := strconv.ParseFloat(s, 64); err == nil && (shown <= limit) == (rt <= limit) {
+			return s + "x"
+		}
+	}
+	return strconv.FormatFloat(rt, 'f', 6, 64) + "x"
+}
+
 func pass(b bool) *bool { return &b }
 
 const method = `How: test/bench starts etcd and kube-apiserver (envtest, the binaries of ` + "`make tools`" + `;
