@@ -31,9 +31,9 @@ const (
 )
 
 // NameList is a parsed reload list: each comma-separated entry, trimmed, is
-// a regular expression over object names, between "^" and "$" (anchored). Entries without regex
-// metacharacters are kept as literal names so that they can be looked up in
-// an index instead of matched against every object. A NameList is shared
+// a regular expression over object names, between "^" and "$". Entries
+// without regex metacharacters are kept as literal names so that they can
+// be looked up in an index instead of matched against every object. A NameList is shared
 // through the cache of parsed lists and never changes once built.
 type NameList struct {
 	literals []string

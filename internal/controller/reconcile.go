@@ -197,22 +197,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	if r.Type.Resume != nil {
-		res, underway, err := r.Type.Resume(ctx, r.Client, obj)
-		// Whatever holds the name now, a user's Job or ripple's, is not to
-		// be replaced by one owed before: a later deletion of it is final.
-		r.owed.keep(req.NamespacedName, res)
-		if underway {
-			r.resumed(ctx, obj, res)
-			if errors.Is(err, workload.ErrNotAdmitted) {
-				r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
-					"Recreation waits: %v. The old %s stays, its pods gone, and ripple tries again with backoff", err, r.Type.Kind)
-			}
-			if apierrors.IsConflict(err) {
-				return ctrl.Result{RequeueAfter: conflictRetry}, nil
-			}
-			return ctrl.Result{}, err
-		}
+	if res, underway, err := r.resume(ctx, req, obj); underway {
+		return res, err
 	}
 	v := r.views.of(obj)
 	if v == nil || obj.GetDeletionTimestamp() != nil {
@@ -561,6 +547,30 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	}
 	log.Info("Rolled workload", "changed", names, "digest", st.digest)
 	return outcome{rolled: true}, nil
+}
+
+// resume carries on a rollout that spans several reconciles (a Job's
+// recreation); underway says there was one, which this reconcile is.
+func (r *Reconciler) resume(ctx context.Context, req ctrl.Request, obj client.Object) (ctrl.Result, bool, error) {
+	if r.Type.Resume == nil {
+		return ctrl.Result{}, false, nil
+	}
+	res, underway, err := r.Type.Resume(ctx, r.Client, obj)
+	// Whatever holds the name now, a user's Job or ripple's, is not to be
+	// replaced by one owed before: a later deletion of it is final.
+	r.owed.keep(req.NamespacedName, res)
+	if !underway {
+		return ctrl.Result{}, false, nil
+	}
+	r.resumed(ctx, obj, res)
+	if errors.Is(err, workload.ErrNotAdmitted) {
+		r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
+			"Recreation waits: %v. The old %s stays, its pods gone, and ripple tries again with backoff", err, r.Type.Kind)
+	}
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, true, nil
+	}
+	return ctrl.Result{}, true, err
 }
 
 // resumed reports the end of a rollout that spanned several reconciles on

@@ -197,8 +197,8 @@ func fullByTheOldJob(err error) bool {
 	return errU == nil && errL == nil && used <= limited
 }
 
-// createRetrying creates the new Job, trying again for a few seconds
-// before leaving it to the caller as owed.
+// createRetrying creates the new Job, trying five times over about a
+// second and a half before leaving it to the caller as owed.
 func createRetrying(ctx context.Context, c client.Client, job *batchv1.Job) error {
 	var last error
 	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 5},
