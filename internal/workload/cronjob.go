@@ -59,14 +59,38 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 	if why := t.Held(obj, ch.Strategy); why != "" {
 		return Result{Held: why}, t.Write(ctx, c, obj, ch.Record, "")
 	}
-	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0 {
-		return Result{Wait: forbiddenRetry}, nil
+	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
+		running, err := jobRunning(ctx, c, cj)
+		if err != nil || running {
+			return Result{Wait: forbiddenRetry}, err
+		}
 	}
 	job := jobFrom(cj, ch)
 	if err := c.Create(ctx, job, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return Result{}, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	return Result{Created: job, Cause: ch.Cause}, t.Write(ctx, c, obj, ch.Record, "")
+}
+
+// jobRunning reports whether a Job of the CronJob has not finished: one
+// its controller started, listed in its status, or one started for it
+// (ripple's, or kubectl create job --from), which the CronJob controller
+// leaves out of its status, only warning that it saw it.
+func jobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob) (bool, error) {
+	if len(cj.Status.Active) > 0 {
+		return true, nil
+	}
+	jobs := &batchv1.JobList{}
+	if err := c.List(ctx, jobs, client.InNamespace(cj.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("listing the Jobs of CronJob %s/%s: %w", cj.Namespace, cj.Name, err)
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if owner := metav1.GetControllerOfNoCopy(job); owner != nil && owner.UID == cj.UID && !jobFinished(job) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // jobFrom builds the Job that runs a CronJob's jobTemplate for a change.

@@ -101,9 +101,21 @@ func deleteForeground(ctx context.Context, c client.Client, t Type, job *batchv1
 	return nil
 }
 
+// jobCompleted reports whether the Job succeeded: complete, or, from the
+// moment its success policy is met, while its last pods terminate.
 func jobCompleted(job *batchv1.Job) bool {
+	return hasCondition(job, batchv1.JobComplete) || hasCondition(job, batchv1.JobSuccessCriteriaMet)
+}
+
+// jobFinished reports whether the Job ended, as the CronJob controller
+// reads it: complete or failed.
+func jobFinished(job *batchv1.Job) bool {
+	return hasCondition(job, batchv1.JobComplete) || hasCondition(job, batchv1.JobFailed)
+}
+
+func hasCondition(job *batchv1.Job, typ batchv1.JobConditionType) bool {
 	for _, c := range job.Status.Conditions {
-		if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+		if c.Type == typ && c.Status == corev1.ConditionTrue {
 			return true
 		}
 	}

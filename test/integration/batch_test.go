@@ -216,6 +216,22 @@ var _ = Describe("CronJobs", func() {
 		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(1))
 	})
 
+	It("runs no second Job under concurrencyPolicy Forbid while the one it started runs, then runs one", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent })
+		startRipple()
+		expectRecorded(cj)
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		first := jobNow(ns, jobsIn(ns)()[0])()
+		setData(cm, "k", "3")
+		Consistently(jobsIn(ns), 7*time.Second).Should(HaveLen(1), "the CronJob controller does not list ripple's Job as active")
+		setJobStatus(first, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
+		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(2))
+	})
+
 	DescribeTable("only stamps the jobTemplate with the template strategy",
 		func(ann map[string]string, flags []string, wantJob bool) {
 			ns := newBatchNamespace()
@@ -416,10 +432,13 @@ func setJobStatus(job *batchv1.Job, conditions ...batchv1.JobConditionType) {
 			job.Status.Conditions = append(job.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue,
 				LastProbeTime: now, LastTransitionTime: now, Reason: "Spec", Message: "set by the spec"})
 		}
-		if slices.Contains(conditions, batchv1.JobComplete) {
+		switch {
+		case slices.Contains(conditions, batchv1.JobComplete):
 			job.Status.CompletionTime = &now
 			job.Status.Succeeded = 1
-		} else {
+		case slices.Contains(conditions, batchv1.JobSuccessCriteriaMet):
+			job.Status.Succeeded = 1
+		default:
 			job.Status.Failed = 4
 		}
 		return k8s.Status().Update(suiteCtx, job)
@@ -598,8 +617,11 @@ var _ = Describe("Jobs", func() {
 			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 			job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
 			conditions := []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobFailed}
-			if condition == batchv1.JobComplete {
+			switch condition {
+			case batchv1.JobComplete:
 				conditions = []batchv1.JobConditionType{batchv1.JobSuccessCriteriaMet, batchv1.JobComplete}
+			case batchv1.JobSuccessCriteriaMet:
+				conditions = []batchv1.JobConditionType{batchv1.JobSuccessCriteriaMet}
 			}
 			setJobStatus(job, conditions...)
 			startRipple()
@@ -616,6 +638,7 @@ var _ = Describe("Jobs", func() {
 		},
 		Entry("failed", batchv1.JobFailed, true),
 		Entry("completed", batchv1.JobComplete, false),
+		Entry("succeeded, its last pods still terminating", batchv1.JobSuccessCriteriaMet, false),
 	)
 
 	It("never recreates a Job controlled by a CronJob, whatever its template says", func() {

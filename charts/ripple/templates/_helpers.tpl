@@ -150,7 +150,7 @@ reports on workloads (through the events.k8s.io API).
   resources: ["cronjobs"]
   verbs: ["get", "list", "watch", "patch"]
 {{- end }}
-{{- /* A CronJob's change creates a Job; a Job's change deletes and recreates it. */}}
+{{- /* A CronJob's change creates a Job, once none of the CronJob's runs (under concurrencyPolicy Forbid); a Job's change deletes and recreates it. */}}
 {{- if has "jobs" $workloads }}
 - apiGroups: ["batch"]
   resources: ["jobs"]
@@ -158,7 +158,7 @@ reports on workloads (through the events.k8s.io API).
 {{- else if has "cronjobs" $workloads }}
 - apiGroups: ["batch"]
   resources: ["jobs"]
-  verbs: ["create"]
+  verbs: ["get", "list", "watch", "create"]
 {{- end }}
 {{- $config := list }}
 {{- if not (include "ripple.ignoresConfigMaps" .) }}{{ $config = append $config "configmaps" }}{{ end }}
