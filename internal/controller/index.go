@@ -34,7 +34,7 @@ func patternKey(kind refs.Kind, namespace string) string {
 func indexKeys(ns string, v *view) []string {
 	var out []string
 	if v.templateRef != "" {
-		for _, kind := range refs.Kinds {
+		for _, kind := range refs.AllKinds {
 			if kp := v.policy.For(kind); kp.Auto || kp.Search {
 				out = append(out, patternKey(kind, ns))
 			}

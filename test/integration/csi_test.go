@@ -178,6 +178,22 @@ var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", f
 		expectRolledOnce(d, before)
 	})
 
+	It("restarts a Rollout with workloadRef when a SecretProviderClass only the referenced Deployment mounts rotates, though no pod mounted it at first sight", func() {
+		ns := newArgoNamespace()
+		createClass(ns, "vault")
+		createSourceDeployment(ns, "web-template", volumeCSI("vault"))
+		ro := createRolloutRef(ns, "web", "web-template", spcAuto)
+		startRipple(argo, "--enable-csi-integration")
+		before := rolloutRecorded(ro)
+		Expect(before.Recorded).NotTo(ContainSubstring("SecretProviderClass/"))
+
+		st := mountStatus(ns, "web-1", "vault", "1")
+		Eventually(func() string { return rolloutStateOf(ro).Recorded }, 20*time.Second).Should(ContainSubstring("SecretProviderClass/vault="))
+		changedAt := time.Now()
+		rotate(st, "2")
+		expectRestartedOnce(ro, before, changedAt)
+	})
+
 	It("rolls a Deployment whose secretproviderclass reload annotation names the class, without auto, and not for another class it mounts", func() {
 		ns := newNamespace(nil)
 		vault := mountStatus(ns, "app-1", "vault", "1")
