@@ -149,7 +149,9 @@ func keySumsOf(obj client.Object) map[string]digest.Sum {
 }
 
 // dataWrittenAt returns the last second a manager that owns the object's
-// data wrote it, by its managed fields, and at least its creation.
+// data wrote it, by its managed fields, and at least its creation. A
+// server-side apply of a Secret's stringData is recorded under stringData,
+// not the data it is stored as.
 func dataWrittenAt(obj client.Object) int64 {
 	last := obj.GetCreationTimestamp().Unix()
 	for _, mf := range obj.GetManagedFields() {
@@ -157,7 +159,7 @@ func dataWrittenAt(obj client.Object) int64 {
 			continue
 		}
 		raw := mf.FieldsV1.GetRawBytes()
-		if bytes.Contains(raw, []byte(`"f:data"`)) || bytes.Contains(raw, []byte(`"f:binaryData"`)) {
+		if bytes.Contains(raw, []byte(`"f:data"`)) || bytes.Contains(raw, []byte(`"f:binaryData"`)) || bytes.Contains(raw, []byte(`"f:stringData"`)) {
 			last = mf.Time.Unix()
 		}
 	}

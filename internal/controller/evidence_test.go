@@ -169,6 +169,7 @@ func TestRewrittenByManagedFields(t *testing.T) {
 	later := metav1.NewTime(created.Add(3 * time.Second))
 	data := metav1.NewFieldsV1(`{"f:data":{".":{},"f:k":{}}}`)
 	binary := metav1.NewFieldsV1(`{"f:binaryData":{"f:k":{}}}`)
+	stringData := metav1.NewFieldsV1(`{"f:stringData":{"f:k":{}}}`)
 	labels := metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:a":{}}}}`)
 	tests := []struct {
 		name   string
@@ -178,6 +179,7 @@ func TestRewrittenByManagedFields(t *testing.T) {
 		{"only created", []metav1.ManagedFieldsEntry{{Time: &created, FieldsV1: data}}, false},
 		{"data written later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: data}}, true},
 		{"binary data written later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: binary}}, true},
+		{"a Secret's stringData applied later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: stringData}}, true},
 		{"labels written later by another manager", []metav1.ManagedFieldsEntry{{Time: &created, FieldsV1: data}, {Time: &later, FieldsV1: labels}}, false},
 		{"no time", []metav1.ManagedFieldsEntry{{FieldsV1: data}}, false},
 		{"no managed fields", nil, false},

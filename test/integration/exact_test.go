@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -95,6 +96,28 @@ func neverLosingAChange() {
 		createSecret(ns, "created-only", map[string]string{"k": "1"})
 		cm := createConfigMap(ns, "placeholder", map[string]string{"k": "0"})
 		updateInALaterSecond(cm)
+		startRipple()
+
+		expectRolledOnce(dep, before)
+	})
+
+	It("rolls once when a Secret is created and then changed by a server-side apply of stringData while ripple is down", func() {
+		dep := createDeployment(ns, "dep", auto, envFromSecret("applied"))
+		first := startRipple()
+		before := recorded(dep)
+		first.stop()
+
+		apply := func(v string) *corev1.Secret {
+			GinkgoHelper()
+			Expect(k8s.Apply(suiteCtx, corev1ac.Secret("applied", ns).WithStringData(map[string]string{"k": v}),
+				client.FieldOwner("gitops"), client.ForceOwnership)).To(Succeed())
+			s := &corev1.Secret{}
+			Expect(k8s.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "applied"}, s)).To(Succeed())
+			return s
+		}
+		created := apply("1")
+		waitServerPast(ns, created.CreationTimestamp.Unix())
+		apply("2")
 		startRipple()
 
 		expectRolledOnce(dep, before)
