@@ -456,7 +456,7 @@ func (p *pacer) gauge() {
 // is the pause period it starts with, if any. Without
 // --max-rollouts-in-progress, or under --dry-run, nothing is paced.
 func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, paused time.Duration) admission {
-	if r.pacer == nil || r.Opts.DryRun {
+	if r.pacer == nil || r.Opts.DryRun || r.ownerPaused(obj) {
 		return admitted
 	}
 	a := r.pacer.admit(ctx, r.Type, obj, wave, paused)

@@ -120,7 +120,7 @@ func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark
 	case v.pausePeriod <= 0 || v.paused || r.Type.Pause == workload.NoPause:
 		return nil, false, nil
 	}
-	if r.Type.OwnerPaused != nil && r.Type.OwnerPaused(v.obj) {
+	if r.ownerPaused(v.obj) {
 		return nil, false, nil
 	}
 	start := &workload.PauseMark{Annotation: r.Opts.Keys.PausedAt, At: r.now().UTC().Format(time.RFC3339)}
@@ -134,6 +134,13 @@ func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark
 	r.event(v.obj, corev1.EventTypeNormal, ReasonReloadPaused, "Pause", "%s changed; the workload rolls in %s, with every change made until then",
 		names, v.pausePeriod)
 	return nil, true, nil
+}
+
+// ownerPaused reports a Deployment its owner paused, not ripple. Its
+// rollout starts when they resume it, so it takes no pacing slot, which it
+// would hold, never available, until --rollout-timeout.
+func (r *Reconciler) ownerPaused(obj client.Object) bool {
+	return r.Type.OwnerPaused != nil && r.Type.OwnerPaused(obj) && obj.GetAnnotations()[r.Opts.Keys.PausedAt] == ""
 }
 
 // pausedFor is how long a rollout written now stays paused: the period of
