@@ -49,11 +49,11 @@ var (
 		Name: "ripple_events_dropped_total",
 		Help: "Events not written because too many were waiting to be written.",
 	})
-	// keyChangesTotal is labelled by key name, which users choose: a
-	// precise workload reads a handful, so the series stay few.
+	// keyChangesTotal is labelled by key name, which users choose; count
+	// through countKeys, which bounds its series (maxKeySeries).
 	keyChangesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ripple_key_changes_total",
-		Help: "Keys whose change rolled a workload under key precision, by the object's kind and the key.",
+		Help: "Keys whose change rolled a workload under key precision, by the object's kind and the key; past the first 100 keys, new ones count under key=\"(other)\".",
 	}, []string{"kind", "key"})
 	rolloutsInProgress = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "ripple_rollouts_in_progress",
@@ -138,11 +138,58 @@ func (o *optedIn) set(key types.NamespacedName, in bool) {
 	o.gauge.Set(float64(len(o.keys)))
 }
 
+// maxKeySeries bounds the (kind, key) series of ripple_key_changes_total.
+// Key names are chosen by whoever edits a workload or its ConfigMaps and
+// Secrets, so unbounded, one tenant listing many keys (or renaming them
+// over and over) would add series that ripple keeps forever and Prometheus
+// stores each. A precise workload reads a handful of keys, so 100 names
+// cover a cluster's usual ones; past them, ripple's registry and a scrape
+// stay at a few tens of KiB whatever tenants do. A key's first rolled
+// change claims its series, so the 100 are the first ones seen.
+const maxKeySeries = 100
+
+// otherKey is the key label under which the keys past maxKeySeries count,
+// one series per kind: no key can be named so, keys being made of
+// alphanumerics, '-', '_' and '.'.
+const otherKey = "(other)"
+
+// kindKey is one series of ripple_key_changes_total.
+type kindKey struct{ kind, key string }
+
+// keySeries hands out the counters of ripple_key_changes_total, at most
+// max of them for keys plus one otherKey counter per kind.
+type keySeries struct {
+	mu   sync.Mutex
+	vec  *prometheus.CounterVec
+	max  int
+	seen map[kindKey]prometheus.Counter // at most max entries
+}
+
+var keyChanges = &keySeries{vec: keyChangesTotal, max: maxKeySeries, seen: map[kindKey]prometheus.Counter{}}
+
+// count counts one rolled change of key in an object of kind. Only a
+// rollout calls it, under one lock held for a map lookup, so concurrent
+// reconciles barely contend.
+func (s *keySeries) count(kind, key string) {
+	s.mu.Lock()
+	c, ok := s.seen[kindKey{kind, key}]
+	if !ok {
+		if len(s.seen) < s.max {
+			c = s.vec.WithLabelValues(kind, key)
+			s.seen[kindKey{kind, key}] = c
+		} else {
+			c = s.vec.WithLabelValues(kind, otherKey)
+		}
+	}
+	s.mu.Unlock()
+	c.Inc()
+}
+
 // countKeys counts the keys whose change rolled a precise workload.
 func countKeys(keys map[refs.Ref][]string) {
 	for ref, ks := range keys {
 		for _, k := range ks {
-			keyChangesTotal.WithLabelValues(string(ref.Kind), k).Inc()
+			keyChanges.count(string(ref.Kind), k)
 		}
 	}
 }
