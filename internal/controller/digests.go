@@ -9,8 +9,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -254,10 +253,15 @@ const (
 	bulkPage = 250
 )
 
-// prefetch reads, with one paged LIST of the namespace, the digests of the
-// objects whose digest at their cached version is not known yet, when
-// there are at least bulkMin of them.
-func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, metas []client.Object) error {
+// prefetch reads, with one paged LIST of the namespace's ConfigMaps in
+// ripple's scope (sel), the digests of those whose digest at their cached
+// version is not known yet, when there are at least bulkMin of them.
+// Secrets are read one GET each, so that the data of a Secret no workload
+// uses never reaches ripple.
+func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, sel labels.Selector, metas []client.Object) error {
+	if kind != refs.ConfigMap {
+		return nil
+	}
 	want := map[types.UID]bool{}
 	for _, m := range metas {
 		if vs, ok := d.lookup(m.GetUID()); !ok || !vs.holds(m.GetResourceVersion()) {
@@ -267,21 +271,17 @@ func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, metas
 	if len(want) < bulkMin {
 		return nil
 	}
-	opts := &client.ListOptions{Namespace: ns, Limit: bulkPage}
+	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel, Limit: bulkPage}
 	for {
-		var list client.ObjectList = &corev1.ConfigMapList{}
-		if kind == refs.Secret {
-			list = &corev1.SecretList{}
-		}
+		list := &corev1.ConfigMapList{}
 		if err := d.reader.List(ctx, list, opts); err != nil {
 			return fmt.Errorf("listing %ss in %s: %w", kind, ns, err)
 		}
-		_ = apimeta.EachListItem(list, func(o runtime.Object) error {
-			if obj, ok := o.(client.Object); ok && want[obj.GetUID()] {
-				d.store(obj)
+		for i := range list.Items {
+			if want[list.Items[i].UID] {
+				d.store(&list.Items[i])
 			}
-			return nil
-		})
+		}
 		if opts.Continue = list.GetContinue(); opts.Continue == "" {
 			return nil
 		}

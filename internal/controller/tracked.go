@@ -39,7 +39,7 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 	}
 	for kind, objs := range matched {
 		objs = slices.DeleteFunc(objs, func(m client.Object) bool { return !tracks(m, refs.Ref{Kind: kind, Name: m.GetName()}) })
-		if err := r.digests.prefetch(ctx, kind, ns, objs); err != nil {
+		if err := r.digests.prefetch(ctx, kind, ns, r.Opts.ResourceSelector, objs); err != nil {
 			return nil, nil, err
 		}
 		for _, meta := range objs {

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +12,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
 // requestLog counts ripple's requests by method and path.
@@ -87,5 +91,53 @@ var _ = Describe("Reading the data of a changed ConfigMap", func() {
 		setData(cm, "k", "2")
 
 		expectRolledOnce(dep, before)
+	})
+})
+
+// secretDataReads records the paths of ripple's reads of Secrets with
+// their data, rather than their metadata only.
+type secretDataReads struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (s *secretDataReads) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/secrets") &&
+			!strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
+			s.mu.Lock()
+			s.paths = append(s.paths, req.URL.Path)
+			s.mu.Unlock()
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+func (s *secretDataReads) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.paths)
+}
+
+var _ = Describe("Reading the data of Secrets", func() {
+	It("reads only the Secrets a workload uses, one by one, even when its reload list matches many", func() {
+		ns := newNamespace(nil)
+		reads := &secretDataReads{}
+		withRippleTransport(reads.wrap)
+		for i := range 40 {
+			createSecret(ns, fmt.Sprintf("tenant-%d", i), map[string]string{"k": "1"})
+		}
+		createSecret(ns, "unrelated", map[string]string{"token": "never read"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.SecretReload: "tenant-.*"})
+		startRipple()
+		Eventually(func() string { return stateOf(dep).Recorded }, 30*time.Second).Should(ContainSubstring("Secret/tenant-39="))
+
+		prefix := "/api/v1/namespaces/" + ns + "/secrets"
+		here := slices.DeleteFunc(reads.all(), func(p string) bool {
+			return strings.HasPrefix(p, "/api/v1/namespaces/") && !strings.HasPrefix(p, prefix)
+		})
+		Expect(here).To(HaveEach(HavePrefix(prefix+"/")), "no list of Secrets with their data")
+		Expect(here).To(ContainElement(prefix + "/tenant-0"))
+		Expect(here).NotTo(ContainElement(prefix + "/unrelated"))
 	})
 })
