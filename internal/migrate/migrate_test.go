@@ -85,11 +85,22 @@ func TestValuesMapsEachSetting(t *testing.T) {
 		{name: "ignored namespaces", in: "reloader: {ignoreNamespaces: 'a, b,,a'}", want: "namespacesToIgnore: [a, b]"},
 		{name: "a namespace selector", in: "reloader: {namespaceSelector: 'team=a'}", want: "namespaceSelector: team=a"},
 		{name: "namespaces", in: "reloader: {namespaces: [a, b]}", want: "watchNamespaces: [a, b]"},
-		{name: "namespaces minus the ignored", in: "reloader: {namespaces: [a, b], ignoreNamespaces: b}", want: "watchNamespaces: [a]"},
-		{name: "namespaces all ignored", in: "reloader: {namespaces: [a], ignoreNamespaces: a}", dropped: []string{"reloader.namespaces"}},
+		// Reloader honours ignoreNamespaces and namespaceSelector only when
+		// it watches every namespace: with a list, it watches every one listed.
+		{name: "namespaces with some ignored", in: "reloader: {namespaces: [a, b], ignoreNamespaces: b}", want: "watchNamespaces: [a, b]", dropped: []string{"reloader.ignoreNamespaces"}},
+		{name: "namespaces all ignored", in: "reloader: {namespaces: [a], ignoreNamespaces: a}", want: "watchNamespaces: [a]", dropped: []string{"reloader.ignoreNamespaces"}},
 		{name: "namespaces and a selector", in: "reloader: {namespaces: [a], namespaceSelector: x=y}", want: "watchNamespaces: [a]", dropped: []string{"reloader.namespaceSelector"}},
+		// Reloader's chart adds the namespace it installs into to the list.
+		{name: "namespaces and Reloader's namespace", in: "namespace: tools\nreloader: {namespaces: [a, b]}", want: "watchNamespaces: [a, b, tools]", dropped: []string{"namespace"}},
+		{name: "namespaces holding Reloader's namespace", in: "namespace: a\nreloader: {namespaces: 'a,b'}", want: "watchNamespaces: [a, b]", dropped: []string{"namespace"}},
+		// watchGlobally: false without a list watches Reloader's own
+		// namespace only, never the whole cluster.
 		{name: "only its own namespace", in: "reloader: {watchGlobally: false, ignoreNamespaces: a, namespaceSelector: x=y}",
-			dropped: []string{"reloader.ignoreNamespaces", "reloader.namespaceSelector", "reloader.watchGlobally"}},
+			want:    "extraEnv: [{name: KUBERNETES_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}]",
+			dropped: []string{"reloader.ignoreNamespaces", "reloader.namespaceSelector"}},
+		{name: "only its own namespace, after the other variables", in: "reloader: {watchGlobally: false, deployment: {env: {open: {A: b}}}}",
+			want: "extraEnv: [{name: A, value: b}, {name: KUBERNETES_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}]"},
+		{name: "only its own namespace, named", in: "namespace: tools\nreloader: {watchGlobally: false}", want: "watchNamespaces: [tools]", dropped: []string{"namespace"}},
 		{name: "namespaces not globally", in: "reloader: {watchGlobally: false, namespaces: [a], ignoreNamespaces: a}", want: "watchNamespaces: [a]", dropped: []string{"reloader.ignoreNamespaces"}},
 		{name: "custom annotations", in: "reloader: {custom_annotations: {auto: a, configmap_auto: b, secret_auto: c, search: d, match: e, configmap: f, secret: g, ignore: h, pausePeriod: i, pauseTime: j}}",
 			want: "annotations: {auto: a, configmapAuto: b, secretAuto: c, autoSearch: d, searchMatch: e, configmap: f, secret: g, ignore: h, pauseDeployment: i, pauseDeploymentTime: j}"},

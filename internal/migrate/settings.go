@@ -75,13 +75,16 @@ func (m *mapper) settings() {
 	m.ignored()
 	m.strategy()
 	m.logging()
-	m.namespaces()
+	ownNamespace := m.namespaces()
 	m.annotations()
 	m.monitoring()
 	m.identity()
 	m.pod()
 	m.probes()
 	m.env()
+	if ownNamespace {
+		m.watchOwnNamespace()
+	}
 }
 
 func (m *mapper) pullSecrets() {
@@ -180,18 +183,24 @@ func (m *mapper) logging() {
 	}
 }
 
-// namespaces follows Reloader's chart: namespaces gives --namespaces, and
-// ignoreNamespaces and namespaceSelector only count with watchGlobally.
-func (m *mapper) namespaces() {
+// namespaces follows Reloader's chart and Reloader: namespaces gives
+// --namespaces, plus the namespace Reloader's chart installs into;
+// ignoreNamespaces and namespaceSelector only reach Reloader with
+// watchGlobally, and Reloader honours them only without a namespace list;
+// watchGlobally: false without a list watches Reloader's own namespace.
+// It reports whether ripple is to watch the namespace it runs in, which
+// only settings can add, after the rest of extraEnv.
+func (m *mapper) namespaces() (ownNamespace bool) {
 	global, _ := m.get("reloader.watchGlobally")
 	watch := m.names("reloader.namespaces")
 	ignore := m.names("reloader.ignoreNamespaces")
 	selector, hasSelector := m.get("reloader.namespaceSelector")
+	// Reloader's namespace value is still reported as not carried over.
+	installed, _ := lookup(m.src, "namespace").(string)
+	installed = strings.TrimSpace(installed)
 	const onlyGlobal = "Reloader's chart passes it only with watchGlobally: true, so it did nothing"
+	const listed = "Reloader ignores it when namespaces are listed (it honours it only when watching every namespace), so it did nothing"
 	if global == false {
-		if watch == nil {
-			m.drop("reloader.watchGlobally", "false without namespaces watches Reloader's own namespace: set watchNamespaces to it")
-		}
 		if ignore != nil {
 			m.drop("reloader.ignoreNamespaces", onlyGlobal)
 		}
@@ -201,23 +210,48 @@ func (m *mapper) namespaces() {
 		ignore, hasSelector = nil, false
 	}
 	switch {
-	case watch != nil && len(subtract(watch, ignore)) == 0:
-		m.drop("reloader.namespaces", "ignoreNamespaces ignores every one, and an empty watchNamespaces watches the whole cluster")
 	case watch != nil:
-		m.set("watchNamespaces", subtract(watch, ignore))
-		m.note("watchNamespaces: Reloader's chart also watches the namespace it is installed in; add that one if workloads there use reloads")
 		if ignore != nil {
-			m.note("watchNamespaces: the namespaces minus ignoreNamespaces, as ripple cannot take both")
+			m.drop("reloader.ignoreNamespaces", listed)
 		}
 		if hasSelector {
-			m.drop("reloader.namespaceSelector", "ripple cannot select namespaces by label within watchNamespaces; it watches all of those listed")
+			m.drop("reloader.namespaceSelector", listed)
 		}
+		if installed == "" {
+			m.set("watchNamespaces", watch)
+			m.note("watchNamespaces: Reloader's chart also watches the namespace it is installed in; add that one if workloads there use reloads")
+			return false
+		}
+		if !slices.Contains(watch, any(installed)) {
+			watch = append(watch, installed)
+		}
+		m.set("watchNamespaces", watch)
+		m.note("watchNamespaces: with %s, the namespace Reloader's chart was installed in, which it also watches", installed)
+		return false
+	case global == false && installed != "":
+		m.set("watchNamespaces", []any{installed})
+		m.note("watchNamespaces: %s alone, the namespace Reloader's chart was installed in and, with watchGlobally: false, the only one it watched", installed)
+		return false
+	case global == false:
+		m.note("extraEnv: KUBERNETES_NAMESPACE from the pod's namespace, so that ripple, like Reloader with watchGlobally: false, watches only the namespace it runs in; the chart still grants its rights cluster-wide: for Roles in that namespace only, set watchNamespaces to it instead")
+		return true
 	case ignore != nil:
 		m.set("namespacesToIgnore", ignore)
 	}
-	if hasSelector && watch == nil {
+	if hasSelector {
 		m.set("namespaceSelector", selector)
 	}
+	return false
+}
+
+// watchOwnNamespace adds, last, the variable Reloader's chart sets with
+// watchGlobally: false and no namespaces: ripple watches the namespace in
+// KUBERNETES_NAMESPACE when no --namespaces is given, as Reloader does.
+func (m *mapper) watchOwnNamespace() {
+	extra, _ := m.res.Values["extraEnv"].([]any)
+	m.set("extraEnv", append(extra, map[string]any{"name": "KUBERNETES_NAMESPACE", "valueFrom": map[string]any{
+		"fieldRef": map[string]any{"fieldPath": "metadata.namespace"},
+	}}))
 }
 
 // names reads a list, or a comma-separated string, of names; any other
@@ -248,16 +282,6 @@ func (m *mapper) names(path string) []any {
 	for _, p := range parts {
 		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, any(p)) {
 			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func subtract(list, remove []any) []any {
-	out := []any{}
-	for _, v := range list {
-		if !slices.Contains(remove, v) {
-			out = append(out, v)
 		}
 	}
 	return out

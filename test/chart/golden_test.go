@@ -400,4 +400,54 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			Expect(err).To(HaveOccurred(), strings.Join(bad, " "))
 		}
 	})
+
+	// Each of these rendered, and the pod crash-looped: ripple refuses the
+	// flags the chart passed. The chart must refuse them first, and say why.
+	It("refuses, with the reason, values ripple would refuse at start", func(ctx SpecContext) {
+		for _, bad := range []struct {
+			values []string
+			// flags are what the chart would pass, which ripple refuses.
+			flags []string
+			want  string
+		}{
+			{[]string{"--set", "pacing.rolloutTimeout=0s"}, []string{"--rollout-timeout=0s"}, "'/pacing/rolloutTimeout': '0s' does not match"},
+			{[]string{"--set", "pacing.rolloutTimeout=0h0.000s"}, []string{"--rollout-timeout=0h0.000s"}, "'/pacing/rolloutTimeout': '0h0.000s' does not match"},
+			{[]string{"--set", "pacing.rolloutTimeout=0.1ns"}, []string{"--rollout-timeout=0.1ns"}, "pacing.rolloutTimeout 0.1ns is 0"},
+			{[]string{"--set", "pacing.rolloutTimeout=2562048h"}, []string{"--rollout-timeout=2562048h"}, "pacing.rolloutTimeout 2562048h is longer than a Go duration holds"},
+			{[]string{"--set", "pausePeriod=25h"}, []string{"--pause-period=25h"}, "pausePeriod 25h is over 24h"},
+			{[]string{"--set", "pausePeriod=24h0m0.000000001s"}, []string{"--pause-period=24h0m0.000000001s"}, "pausePeriod 24h0m0.000000001s is over 24h"},
+			{[]string{"--set", "pausePeriod=23h60m1s"}, []string{"--pause-period=23h60m1s"}, "pausePeriod 23h60m1s is over 24h"},
+			{[]string{"--set", "pacing.minRolloutInterval=1441m"}, []string{"--min-rollout-interval=1441m"}, "pacing.minRolloutInterval 1441m is over 24h"},
+			{[]string{"--set", "pacing.minRolloutInterval=99999999999999999999h"}, []string{"--min-rollout-interval=99999999999999999999h"}, "pacing.minRolloutInterval 99999999999999999999h is over 24h"},
+			{[]string{"--set", "reloadStrategy=refresh"}, []string{"--reload-strategy=refresh"}, "reloadStrategy: refresh needs podRefresh: true"},
+			{[]string{"--set", "replicas=2", "--set", "highAvailability.leaderElection.renewDeadline=15s"},
+				[]string{"--enable-ha", "--leader-election-renew-deadline=15s"}, "leaseDuration (15s) must exceed renewDeadline (15s)"},
+			{[]string{"--set", "highAvailability.enabled=true", "--set", "highAvailability.leaderElection.retryPeriod=0ms"},
+				[]string{"--enable-ha", "--leader-election-retry-period=0ms"}, "which must exceed retryPeriod (0ms), above 0"},
+		} {
+			what := strings.Join(bad.values, " ")
+			fs := pflag.NewFlagSet("ripple", pflag.ContinueOnError)
+			p := options.NewParser(fs)
+			err := fs.Parse(bad.flags)
+			if err == nil {
+				_, err = p.Options()
+			}
+			Expect(err).To(HaveOccurred(), "ripple refuses %v", bad.flags)
+			_, err = helm.run(ctx, append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace}, bad.values...)...)
+			Expect(err).To(MatchError(ContainSubstring(bad.want)), what)
+		}
+	})
+
+	It("renders the limits of those values, which ripple takes", func() {
+		for _, good := range [][]string{
+			{"--set", "pacing.rolloutTimeout=1ns", "--set", "pausePeriod=24h", "--set", "pacing.minRolloutInterval=1440m"},
+			{"--set", "pacing.rolloutTimeout=0h0.5s", "--set", "pausePeriod=23h59m60s", "--set", "pacing.minRolloutInterval=86400000000000ns"},
+			{"--set", "pacing.rolloutTimeout=2562047h", "--set", "pausePeriod=0s", "--set", "pacing.minRolloutInterval=0.5h"},
+			{"--set", "reloadStrategy=refresh", "--set", "podRefresh=true"},
+			{"--set", "replicas=2", "--set", "highAvailability.leaderElection.leaseDuration=3s", "--set", "highAvailability.leaderElection.renewDeadline=2s", "--set", "highAvailability.leaderElection.retryPeriod=1s"},
+		} {
+			_, objs := render("default", good...)
+			parseArgs(expandArgs(deploymentOf(objs).Spec.Template.Spec.Containers[0], goldenNamespace))
+		}
+	})
 })

@@ -105,6 +105,75 @@ app.kubernetes.io/component: controller
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
 {{- end }}
+{{- if and (eq .Values.reloadStrategy "refresh") (not .Values.podRefresh) }}
+{{- fail "reloadStrategy: refresh needs podRefresh: true (--enable-pod-refresh), which grants ripple list and patch on pods: ripple refuses to start without it" }}
+{{- end }}
+{{- /* ripple's longest pause and rollout interval (annotations.MaxPeriod), in nanoseconds. */}}
+{{- $day := 86400000000000 }}
+{{- range $name, $d := dict "pausePeriod" .Values.pausePeriod "pacing.minRolloutInterval" .Values.pacing.minRolloutInterval }}
+{{- $ns := include "ripple.nanoseconds" $d }}
+{{- if or (eq $ns "over") (gt (int64 $ns) $day) }}
+{{- fail (printf "%s %s is over 24h, the longest ripple takes: it refuses to start with it" $name $d) }}
+{{- end }}
+{{- end }}
+{{- $le := .Values.highAvailability.leaderElection }}
+{{- range $name, $d := dict "debounce" .Values.debounce "pacing.rolloutTimeout" .Values.pacing.rolloutTimeout "highAvailability.leaderElection.leaseDuration" $le.leaseDuration "highAvailability.leaderElection.renewDeadline" $le.renewDeadline "highAvailability.leaderElection.retryPeriod" $le.retryPeriod }}
+{{- if eq (include "ripple.nanoseconds" $d) "over" }}
+{{- fail (printf "%s %s is longer than a Go duration holds (about 2562047h): ripple refuses to start with it" $name $d) }}
+{{- end }}
+{{- end }}
+{{- /* The schema's pattern refuses 0s; this is for what rounds down to 0, such as 0.1ns. */}}
+{{- if eq (include "ripple.nanoseconds" .Values.pacing.rolloutTimeout) "0" }}
+{{- fail (printf "pacing.rolloutTimeout %s is 0: ripple refuses to start unless it is positive" .Values.pacing.rolloutTimeout) }}
+{{- end }}
+{{- if include "ripple.ha" . }}
+{{- $lease := int64 (include "ripple.nanoseconds" $le.leaseDuration) }}
+{{- $renew := int64 (include "ripple.nanoseconds" $le.renewDeadline) }}
+{{- $retry := int64 (include "ripple.nanoseconds" $le.retryPeriod) }}
+{{- if or (le $lease $renew) (le $renew $retry) (le $retry 0) }}
+{{- fail (printf "highAvailability.leaderElection: leaseDuration (%s) must exceed renewDeadline (%s), which must exceed retryPeriod (%s), above 0: ripple refuses to start otherwise" $le.leaseDuration $le.renewDeadline $le.retryPeriod) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The nanoseconds of a Go duration of the form the schema allows ("0", or
+components such as 1h or 2.5s), counted as Go's time.ParseDuration counts
+them; "over" when that is more than a Go duration holds, where ripple's flag
+parsing fails.
+*/}}
+{{- define "ripple.nanoseconds" -}}
+{{- $max := 9223372036854775807 }}
+{{- $units := dict "ns" 1 "us" 1000 "µs" 1000 "ms" 1000000 "s" 1000000000 "m" 60000000000 "h" 3600000000000 }}
+{{- $total := 0 }}
+{{- $over := false }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" (toString .) -1 }}
+{{- $unit := int64 (get $units (regexFind "[^0-9.]+$" .)) }}
+{{- /* Without leading zeros: strings starting with 0 would be read as octal. */}}
+{{- $whole := regexReplaceAll "^0+" (regexFind "^[0-9]+" .) "" }}
+{{- $frac := regexFind "\\.[0-9]+" . | trimPrefix "." | trunc 18 }}
+{{- if or (gt (len $whole) 19) (and (eq (len $whole) 19) (gt $whole "9223372036854775807")) }}
+{{- $over = true }}
+{{- else }}
+{{- $v := int64 (default "0" $whole) }}
+{{- if gt $v (div $max $unit) }}
+{{- $over = true }}
+{{- else }}
+{{- $v = mul $v $unit }}
+{{- if $frac }}
+{{- $f := float64 (default "0" (regexReplaceAll "^0+" $frac "")) }}
+{{- $scale := float64 (printf "1%s" (repeat (len $frac) "0")) }}
+{{- $v = add $v (int64 (mulf $f (divf (float64 $unit) $scale))) }}
+{{- end }}
+{{- if or (lt $v 0) (gt $v (sub $max $total)) }}
+{{- $over = true }}
+{{- else }}
+{{- $total = add $total $v }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if $over }}over{{ else }}{{ $total }}{{ end }}
 {{- end }}
 
 {{/* The workload kinds that are turned on and not ignored, as API resource names. */}}
