@@ -27,16 +27,21 @@ import (
 //
 // The data digest of a SecretProviderClass (namespace/name) is the digest
 // of the (id, version) pairs reported by the status of that class in the
-// namespace written last: the greatest resourceVersion, compared as
-// numbers. A rotation updates the pods' statuses: the newest reports the
-// new versions and the workload rolls. Its rollout creates statuses for
-// the new pods, reporting the same versions, and deletes the old pods'
-// ones: the newest still reports the new versions, so nothing rolls again.
-// A digest of the union of every reported version would roll twice: once
-// for old and new mixed, once for new only. With no status at all, while
-// no pod mounts the class, the class is absent: what pods mount when they
-// start is current, so its appearance or disappearance rolls nothing,
-// whatever --reload-on-create and --reload-on-delete say.
+// namespace that a rotation wrote last: the driver updates a pod's status
+// in place when it rotates its secrets (the status has no subresource, so
+// metadata.generation moves past 1), and creates it when the pod mounts
+// the class. As in Reloader, only a rotation is a change. A pod that
+// starts mounts what is current, and some providers report a version per
+// mount (Vault's, for dynamic secrets): were a new pod's status a change,
+// each rollout's pods would set off the next. So while no status of the
+// class was rotated, the class keeps its recorded entry, and only a class
+// not recorded yet takes the newest status, at first sight, which rolls
+// nothing. Among rotated statuses the newest wins, by resourceVersion
+// compared as numbers: a rotation updates the pods' statuses one by one,
+// the first rolls the workload, the others report the same versions. With
+// no status at all, while no pod mounts the class, the class is absent:
+// its appearance or disappearance rolls nothing, whatever
+// --reload-on-create and --reload-on-delete say.
 
 var statusGVK = schema.GroupVersionKind{Group: "secrets-store.csi.x-k8s.io", Version: "v1", Kind: "SecretProviderClassPodStatus"}
 
@@ -84,9 +89,16 @@ func className(o client.Object) string {
 	return name
 }
 
-// newestStatuses returns, by SecretProviderClass, the cached status of
-// that class in the namespace written last.
-func newestStatuses(ctx context.Context, reader client.Reader, ns string) (map[string]*unstructured.Unstructured, error) {
+// classStatus is the status that speaks for a SecretProviderClass in a
+// namespace, and whether a rotation wrote it.
+type classStatus struct {
+	*unstructured.Unstructured
+	rotated bool
+}
+
+// newestStatuses returns, by SecretProviderClass, the cached status that
+// speaks for that class in the namespace.
+func newestStatuses(ctx context.Context, reader client.Reader, ns string) (map[string]classStatus, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(statusGVK.GroupVersion().WithKind(statusGVK.Kind + "List"))
 	if err := reader.List(ctx, list, client.InNamespace(ns)); err != nil {
@@ -95,13 +107,18 @@ func newestStatuses(ctx context.Context, reader client.Reader, ns string) (map[s
 	return newestByClass(list.Items), nil
 }
 
-// newestByClass picks, by SecretProviderClass, the status written last.
-func newestByClass(items []unstructured.Unstructured) map[string]*unstructured.Unstructured {
-	out := map[string]*unstructured.Unstructured{}
+// newestByClass picks, by SecretProviderClass, the status a rotation wrote
+// last, or the status written last when none was rotated.
+func newestByClass(items []unstructured.Unstructured) map[string]classStatus {
+	out := map[string]classStatus{}
 	for i := range items {
-		st := &items[i]
-		class := className(st)
-		if cur, ok := out[class]; class != "" && (!ok || newer(st, cur)) {
+		st := classStatus{Unstructured: &items[i], rotated: items[i].GetGeneration() > 1}
+		class := className(st.Unstructured)
+		if class == "" {
+			continue
+		}
+		cur, ok := out[class]
+		if !ok || st.rotated && !cur.rotated || st.rotated == cur.rotated && newer(st.Unstructured, cur.Unstructured) {
 			out[class] = st
 		}
 	}
@@ -148,9 +165,24 @@ func (r *Reconciler) trackClasses(ctx context.Context, ns string, v *view, curre
 	}
 	for class, st := range newest {
 		ref := refs.Ref{Kind: refs.SecretProviderClass, Name: class}
-		if ok, _ := v.policy.Tracks(ref.Kind, class, nil, v.referenced[ref]); ok {
-			current[ref] = tracked{meta: st, version: versionSum{version: st.GetResourceVersion(), sum: reportedSum(st, class)}}
+		if ok, _ := v.policy.Tracks(ref.Kind, class, nil, v.referenced[ref]); !ok {
+			continue
 		}
+		if _, recorded := v.record.objects[ref]; recorded && !st.rotated {
+			continue // kept as recorded (missing)
+		}
+		current[ref] = tracked{meta: st, version: versionSum{version: st.GetResourceVersion(), sum: reportedSum(st.Unstructured, class)}}
 	}
 	return nil
+}
+
+// classMounted reports whether some pod in the namespace mounts the class:
+// the driver wrote a status for it.
+func (r *Reconciler) classMounted(ctx context.Context, ns, class string) (bool, error) {
+	if r.statuses == nil {
+		return false, nil
+	}
+	newest, err := newestStatuses(ctx, r.statuses, ns)
+	_, ok := newest[class]
+	return ok, err
 }

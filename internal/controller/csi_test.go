@@ -7,7 +7,7 @@ import (
 )
 
 // status is a SecretProviderClassPodStatus of the class, at a version,
-// reporting versions as "id=version" pairs.
+// reporting versions as "id=version" pairs, as the driver creates it.
 func status(name, class, resourceVersion string, versions ...[2]string) unstructured.Unstructured {
 	objects := make([]any, 0, len(versions))
 	for _, v := range versions {
@@ -17,9 +17,16 @@ func status(name, class, resourceVersion string, versions ...[2]string) unstruct
 	u.SetNamespace("ns")
 	u.SetName(name)
 	u.SetResourceVersion(resourceVersion)
+	u.SetGeneration(1)
 	_ = unstructured.SetNestedField(u.Object, class, "status", "secretProviderClassName")
 	_ = unstructured.SetNestedSlice(u.Object, objects, "status", "objects")
 	return *u
+}
+
+// rotated is the status after the driver rotated it: updated in place.
+func rotated(st unstructured.Unstructured) unstructured.Unstructured {
+	st.SetGeneration(st.GetGeneration() + 1)
+	return st
 }
 
 // TestSecretProviderClassDigest_ARotationChangesItOnceAndTheRolloutKeepsIt
@@ -34,17 +41,17 @@ func TestSecretProviderClassDigest_ARotationChangesItOnceAndTheRolloutKeepsIt(t 
 		changed  bool
 	}{
 		{"one pod mounts version 1", []unstructured.Unstructured{status("a", "vault", "9", v1)}, false},
-		{"the driver rotates the pod to version 2", []unstructured.Unstructured{status("a", "vault", "10", v2)}, true},
-		{"a new pod mounts version 2", []unstructured.Unstructured{status("a", "vault", "10", v2), status("b", "vault", "11", v2)}, false},
-		{"the old pod's status is deleted", []unstructured.Unstructured{status("b", "vault", "11", v2)}, false},
+		{"the driver rotates the pod to version 2", []unstructured.Unstructured{rotated(status("a", "vault", "10", v2))}, true},
+		{"a new pod mounts version 2", []unstructured.Unstructured{rotated(status("a", "vault", "10", v2)), status("b", "vault", "11", v2)}, false},
+		{"a newer pod mounts a version of its own, as a provider's dynamic secret", []unstructured.Unstructured{rotated(status("a", "vault", "10", v2)), status("b", "vault", "11", v2), status("c", "vault", "12", [2]string{"secret/db", "c"})}, false},
 	}
 	var prev string
 	for i, step := range steps {
-		newest := newestByClass(step.statuses)["vault"]
-		if newest == nil {
+		newest, ok := newestByClass(step.statuses)["vault"]
+		if !ok {
 			t.Fatalf("%s: no status for the class", step.name)
 		}
-		sum := reportedSum(newest, "vault").String()
+		sum := reportedSum(newest.Unstructured, "vault").String()
 		if changed := i > 0 && sum != prev; changed != step.changed {
 			t.Errorf("%s: digest changed = %v, want %v", step.name, changed, step.changed)
 		}
@@ -52,7 +59,7 @@ func TestSecretProviderClassDigest_ARotationChangesItOnceAndTheRolloutKeepsIt(t 
 	}
 }
 
-func TestNewestByClass_PicksTheGreatestResourceVersionAsANumberPerClass(t *testing.T) {
+func TestNewestByClass_PicksTheNewestRotatedStatusThenTheGreatestResourceVersionAsANumberPerClass(t *testing.T) {
 	cases := []struct {
 		name     string
 		statuses []unstructured.Unstructured
@@ -62,6 +69,8 @@ func TestNewestByClass_PicksTheGreatestResourceVersionAsANumberPerClass(t *testi
 		{"order of the list does not matter", []unstructured.Unstructured{status("b", "vault", "10"), status("a", "vault", "9")}, map[string]string{"vault": "b"}},
 		{"each class on its own", []unstructured.Unstructured{status("a", "vault", "9"), status("b", "aws", "3")}, map[string]string{"vault": "a", "aws": "b"}},
 		{"a status without class is skipped", []unstructured.Unstructured{status("a", "", "9")}, map[string]string{}},
+		{"a rotated status before a newer mount", []unstructured.Unstructured{rotated(status("a", "vault", "9")), status("b", "vault", "10")}, map[string]string{"vault": "a"}},
+		{"the newer of two rotated statuses", []unstructured.Unstructured{rotated(status("b", "vault", "10")), rotated(status("a", "vault", "9"))}, map[string]string{"vault": "b"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,7 +79,7 @@ func TestNewestByClass_PicksTheGreatestResourceVersionAsANumberPerClass(t *testi
 				t.Fatalf("got %d classes, want %d", len(got), len(tc.want))
 			}
 			for class, name := range tc.want {
-				if got[class] == nil || got[class].GetName() != name {
+				if st, ok := got[class]; !ok || st.GetName() != name {
 					t.Errorf("newest of %s = %v, want %s", class, got[class], name)
 				}
 			}

@@ -134,9 +134,16 @@ func (r *Reconciler) matchPatterns(ctx context.Context, ns string, kind refs.Kin
 // server has an object the cache has not caught up with (deleted and
 // recreated at once), neither: its entry is kept until the cache tells.
 // A SecretProviderClass without statuses is untracked: no pod mounts it,
-// and pods that mount it later mount what is current (csi.go).
+// and pods that mount it later mount what is current; one whose statuses
+// no rotation wrote is kept as recorded (csi.go).
 func (r *Reconciler) missing(ctx context.Context, ns string, ref refs.Ref, referenced bool, pol *annotations.Policy) (change, error) {
-	if ref.Kind == refs.SecretProviderClass || kindIgnored(r.Opts, ref.Kind) || !mayTrack(pol, ref, referenced) {
+	if kindIgnored(r.Opts, ref.Kind) || !mayTrack(pol, ref, referenced) {
+		return untracked, nil
+	}
+	if ref.Kind == refs.SecretProviderClass {
+		if mounted, err := r.classMounted(ctx, ns, ref.Name); err != nil || mounted {
+			return 0, err
+		}
 		return untracked, nil
 	}
 	key := types.NamespacedName{Namespace: ns, Name: ref.Name}

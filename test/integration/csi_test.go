@@ -137,6 +137,23 @@ var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", f
 		expectNoRollout(d, after)
 	})
 
+	It("rolls nothing when new pods report versions of their own, as a provider's dynamic secrets do, and rolls once for a rotation", func() {
+		ns := newNamespace(nil)
+		createClass(ns, "vault")
+		st := mountStatus(ns, "app-1", "vault", "1")
+		startRipple("--enable-csi-integration")
+		d := createDeployment(ns, "app", spcAuto, volumeCSI("vault"))
+		before := recorded(d)
+
+		mountStatus(ns, "app-2", "vault", "2")
+		expectNoRollout(d, before)
+		mountStatus(ns, "app-3", "vault", "3")
+		expectNoRollout(d, before)
+
+		rotate(st, "4")
+		expectRolledOnce(d, before)
+	})
+
 	It("sets STAKATER_<NAME>_SECRETPROVIDERCLASS on a rotation under the env-vars strategy (Reloader's case)", func() {
 		ns := newNamespace(nil)
 		createClass(ns, "vault-db")
