@@ -50,7 +50,9 @@ func init() {
 // a run would break its concurrencyPolicy Forbid. The Job is created before
 // the record is written and its name comes from the change, so an attempt
 // repeated after a conflict or a restart finds it instead of starting a
-// second one.
+// second one. The jobTemplate takes the Job's stamp with the record: it
+// says when ripple last ran it, which --min-rollout-interval counts from,
+// and what config that run used, the evidence a lost record leaves.
 func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch Change) (Result, error) {
 	cj, ok := obj.(*batchv1.CronJob)
 	if !ok || ch.Strategy == CronJobStampTemplate {
@@ -69,7 +71,7 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 	if err := c.Create(ctx, job, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
 		return Result{}, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	return Result{Created: job, Cause: ch.Cause}, t.Write(ctx, c, obj, ch.Record, "")
+	return Result{Created: job, Cause: ch.Cause}, t.Write(ctx, c, obj, ch.Record, ch.Stamp)
 }
 
 // jobRunning reports whether a Job of the CronJob has not finished: one

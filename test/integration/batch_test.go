@@ -232,7 +232,7 @@ var _ = Describe("CronJobs", func() {
 		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(2))
 	})
 
-	DescribeTable("only stamps the jobTemplate with the template strategy",
+	DescribeTable("runs no Job, and only stamps the jobTemplate, with the template strategy",
 		func(ann map[string]string, flags []string, wantJob bool) {
 			ns := newBatchNamespace()
 			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
@@ -246,7 +246,8 @@ var _ = Describe("CronJobs", func() {
 			setData(cm, "k", "2")
 			if wantJob {
 				waitFor(jobsIn(ns)).Should(HaveLen(1))
-				Expect(stamp()).To(BeEmpty())
+				job := jobNow(ns, jobsIn(ns)()[0])()
+				waitFor(stamp).Should(Equal(job.Spec.Template.Annotations[annotations.ConfigDigest]), "the jobTemplate says what ripple's last run used")
 				return
 			}
 			waitFor(stamp).ShouldNot(BeEmpty())
@@ -257,6 +258,37 @@ var _ = Describe("CronJobs", func() {
 		Entry("the annotation job overrides the flag", map[string]string{annotations.Auto: "true", annotations.CronJobStrategy: "job"},
 			[]string{"--cronjob-strategy=template"}, true),
 	)
+
+	It("runs at most one Job per minimum rollout interval, with every change made meanwhile", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", map[string]string{annotations.Auto: "true", annotations.MinRolloutInterval: "4s"}, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(cj)
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		setData(cm, "k", "3")
+		setData(cm, "k", "4")
+		Consistently(jobsIn(ns), 2*time.Second).Should(HaveLen(1), "held within the interval")
+		waitFor(jobsIn(ns)).Should(HaveLen(2))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(2))
+	})
+
+	It("runs a Job for a change made while its record was lost, as the jobTemplate's stamp tells", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		first := startRipple()
+		expectRecorded(cj)
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		first.stop()
+		setData(cm, "k", "3")
+		update(cj, func(c *batchv1.CronJob) { delete(c.Annotations, annotations.Recorded) })
+		startRipple()
+		waitFor(jobsIn(ns)).Should(HaveLen(2))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(2))
+	})
 
 	It("reports an unknown strategy and applies the flag's, and refuses an unknown flag value", func() {
 		Expect(startRippleErr("--cronjob-strategy=nope")).To(MatchError(ContainSubstring("--cronjob-strategy")))
