@@ -127,6 +127,11 @@ func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark
 	if r.Type.Pause == workload.PauseSpec {
 		return start, false, nil
 	}
+	if r.Opts.DryRun {
+		// The hold would be written nowhere: each period would hold
+		// again, and the change never be reported as one that would roll.
+		return nil, false, nil
+	}
 	if err := r.Type.Hold(ctx, r.Client, v.obj, *start); err != nil {
 		return nil, true, err
 	}

@@ -4,6 +4,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
 var _ = Describe("--dry-run", func() {
@@ -33,6 +35,22 @@ var _ = Describe("--dry-run", func() {
 		startRipple()
 		expectRolledOnce(dep, depBefore)
 		expectRolledOnce(sts, stsBefore)
+	})
+
+	It("reports a StatefulSet with a pause period as one that would roll, holding nothing", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		sts := createStatefulSet(ns, "sts", map[string]string{annotations.Auto: "true", annotations.PausePeriod: "1h"}, envFromConfigMap("cfg"))
+		first := startRipple()
+		before := recorded(sts)
+		first.stop()
+
+		startRipple("--dry-run")
+		setData(cm, "k", "2")
+
+		Eventually(eventsFor(sts), "10s").Should(ContainElement(HavePrefix("WouldReload: ")))
+		Expect(eventsFor(sts)()).NotTo(ContainElement(HavePrefix("ReloadPaused")))
+		expectNoWrite(sts, before)
 	})
 
 	It("rolls nothing it first sees and records nothing on it", func() {
