@@ -1,12 +1,14 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -35,12 +37,20 @@ func (r record) encode() string {
 	return strings.Join(parts, ";")
 }
 
+// maxQuotedEntry is the most bytes of a record entry that an error about
+// it quotes: the annotation may be as long as the API server allows, and
+// the error is logged.
+const maxQuotedEntry = 128
+
+// decodeRecord reads a record; its error quotes at most maxQuotedEntry
+// bytes of the entry it is about.
 func decodeRecord(s string) (record, error) {
 	r := record{objects: map[refs.Ref]string{}}
 	for i, part := range strings.Split(s, ";") {
+		quoted := annotations.Shorten(part, maxQuotedEntry)
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
-			return record{}, fmt.Errorf("entry %d %q has no '='", i, part)
+			return record{}, fmt.Errorf("entry %d %q has no '='", i, quoted)
 		}
 		switch {
 		case i == 0 && k == "key":
@@ -48,7 +58,12 @@ func decodeRecord(s string) (record, error) {
 		case i == 1 && k == "at":
 			at, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return record{}, fmt.Errorf("entry %q: %w", part, err)
+				// The error quotes the number, as long as the entry.
+				var num *strconv.NumError
+				if errors.As(err, &num) {
+					err = num.Err
+				}
+				return record{}, fmt.Errorf("entry %q: %w", quoted, err)
 			}
 			r.at = at
 		case i == 2 && k == "wave":
@@ -56,11 +71,11 @@ func decodeRecord(s string) (record, error) {
 		case i > 1:
 			kind, name, ok := strings.Cut(k, "/")
 			if !ok || !slices.Contains(refs.AllKinds, refs.Kind(kind)) || name == "" {
-				return record{}, fmt.Errorf("entry %q does not name a ConfigMap, Secret or SecretProviderClass", part)
+				return record{}, fmt.Errorf("entry %q does not name a ConfigMap, Secret or SecretProviderClass", quoted)
 			}
 			r.objects[refs.Ref{Kind: refs.Kind(kind), Name: name}] = v
 		default:
-			return record{}, fmt.Errorf("entry %d %q is out of place", i, part)
+			return record{}, fmt.Errorf("entry %d %q is out of place", i, quoted)
 		}
 	}
 	if r.keyID == "" {

@@ -179,3 +179,28 @@ func obs(short string, createdAt int64) tracked {
 }
 
 func testShort(sum digest.Sum) string { return string(bytes.TrimRight(sum[:], "\x00")) }
+
+// A record is an annotation of up to 256 KiB; the error about it is logged,
+// so it quotes only a short piece of the entry.
+func TestDecodeRecord_ErrorQuotesAtMostAShortPieceOfAHugeEntry(t *testing.T) {
+	huge := strings.Repeat("y", 256<<10)
+	cases := map[string]string{
+		"no equals":           "key=k;at=5;" + huge,
+		"at not a number":     "key=k;at=" + huge,
+		"at overflows":        "key=k;at=" + strings.Repeat("9", 256<<10),
+		"does not name":       "key=k;at=5;Deployment/" + huge + "=1",
+		"out of place":        huge + "=1",
+		"out of place second": "key=k;" + huge + "=1",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := decodeRecord(in)
+			if err == nil {
+				t.Fatal("decodeRecord accepted garbage")
+			}
+			if n := len(err.Error()); n > 2*maxQuotedEntry+100 {
+				t.Errorf("the error is %d bytes, want at most %d: %.200s", n, 2*maxQuotedEntry+100, err)
+			}
+		})
+	}
+}

@@ -112,6 +112,12 @@ func (l *RolloutList) DeepCopyObject() runtime.Object {
 	return out
 }
 
+// maxQuotedRef is the most bytes of each field of spec.workloadRef that
+// the error about it quotes: the fields are a user's text, which the
+// Rollout's CRD may leave unbounded, and the error is logged and put in an
+// Event. A whole object name fits.
+const maxQuotedRef = 253
+
 // rolloutTemplateRef reads spec.workloadRef. Argo also takes a ReplicaSet
 // or a PodTemplate there; ripple follows Deployments only, the kind Argo's
 // documentation migrates from, and says so rather than track nothing.
@@ -124,7 +130,7 @@ func rolloutTemplateRef(obj client.Object) (string, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil || gv.Group != deployments.GroupVersion.Group || ref.Kind != deployments.Kind || ref.Name == "" {
 		return "", fmt.Errorf("spec.workloadRef names %s %q of %q: ripple follows only the pod template of a Deployment (apps/v1)",
-			ref.Kind, ref.Name, ref.APIVersion)
+			annotations.Shorten(ref.Kind, maxQuotedRef), annotations.Shorten(ref.Name, maxQuotedRef), annotations.Shorten(ref.APIVersion, maxQuotedRef))
 	}
 	return ref.Name, nil
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,29 @@ func TestRolloutTemplateRef_FollowsOnlyADeployment(t *testing.T) {
 			got, err := rolloutTemplateRef(&Rollout{Spec: RolloutSpec{WorkloadRef: c.ref}})
 			if got != c.want || (err != nil) != c.wantErr {
 				t.Errorf("rolloutTemplateRef = %q, %v; want %q, error %v", got, err, c.want, c.wantErr)
+			}
+		})
+	}
+}
+
+// The fields of spec.workloadRef are a user's text, which the error that is
+// logged and put in an Event quotes only in part.
+func TestRolloutTemplateRef_ErrorQuotesAtMostAShortPieceOfEachField(t *testing.T) {
+	huge := strings.Repeat("y", 256<<10)
+	cases := map[string]*RolloutRef{
+		"kind":       {APIVersion: "apps/v1", Kind: huge, Name: "web"},
+		"name":       {APIVersion: "apps/v1", Kind: "ReplicaSet", Name: huge},
+		"apiVersion": {APIVersion: huge, Kind: "Deployment", Name: "web"},
+		"all":        {APIVersion: "a/" + huge, Kind: huge, Name: huge},
+	}
+	for name, ref := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := rolloutTemplateRef(&Rollout{Spec: RolloutSpec{WorkloadRef: ref}})
+			if err == nil {
+				t.Fatal("rolloutTemplateRef followed a reference it cannot follow")
+			}
+			if n, most := len(err.Error()), 3*maxQuotedRef+200; n > most {
+				t.Errorf("the error is %d bytes, want at most %d: %.200s", n, most, err)
 			}
 		})
 	}

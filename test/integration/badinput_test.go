@@ -273,6 +273,37 @@ var _ = Describe("Bad input", func() {
 			e.stays(dep, after)
 		}}),
 
+		Entry("a mistaken annotation on a workload reconciled again and again at one version: logged once, not on every reconcile", badCase{run: func(e *badEnv) {
+			cm := createConfigMap(e.ns, "cfg", map[string]string{"k": "1"})
+			dep := createDeployment(e.ns, "dep", map[string]string{annotations.Auto: "true", annotations.ConfigMapAuto: "yes"}, volumeConfigMap("cfg"))
+			before := recorded(dep)
+			e.expectReported(dep, annotations.ConfigMapAuto, "yes")
+			logged := e.log.lines("Ignoring an invalid annotation value", e.ns, jsonString(dep.GetName()), jsonString(annotations.ConfigMapAuto))
+			at := withRollouts(dep, stateOf(dep))
+
+			// A label change of the ConfigMap reconciles the workload at
+			// the same version, as a paced workload's wait does. The first
+			// may be the first reconcile of the version ripple's record
+			// wrote, which logs the mistake once more: once per version.
+			relabel(cm, "first")
+			n := 0
+			Eventually(func() bool {
+				m := len(logged())
+				stable := m == n
+				n = m
+				return stable
+			}, 10*time.Second, time.Second).Should(BeTrue())
+			Expect(n).To(BeNumerically("<=", 2), "once for the version created, once for the version recorded")
+			for i := range 5 {
+				relabel(cm, fmt.Sprint(i))
+				time.Sleep(200 * time.Millisecond)
+			}
+			Consistently(func() int { return len(logged()) }, quiet).Should(Equal(n), "the mistake is not logged again")
+
+			e.untouched(dep, at)
+			e.stays(dep, before)
+		}}),
+
 		Entry("an invalid regular expression in a reload list: reported and skipped", badCase{run: func(e *badEnv) {
 			cm := createConfigMap(e.ns, "broken", map[string]string{"k": "1"})
 			dep := createDeployment(e.ns, "dep", map[string]string{annotations.ConfigMapReload: "broken("})

@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+)
+
+// lineLog is a logger that keeps the messages it is given.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) ctx() context.Context {
+	log := funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, args)
+	}, funcr.Options{})
+	return logr.NewContext(context.Background(), log)
+}
+
+// count is how many lines contain msg.
+func (l *lineLog) count(msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		if strings.Contains(line, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+func workloadAt(version string) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: types.UID("uid-1"), ResourceVersion: version}}
+}
+
+func TestReportProblems_LogsEachProblemOncePerWorkloadVersion(t *testing.T) {
+	r := &Reconciler{Recorder: events.NewFakeRecorder(100)}
+	var log lineLog
+	ctx := log.ctx()
+	problems := []annotations.Problem{
+		{Annotation: annotations.Auto, Value: "yes", Reason: "is not a boolean"},
+		{Annotation: annotations.Search, Value: "1", Reason: "is not a boolean"},
+	}
+	const msg = "Ignoring an invalid annotation value"
+
+	for range 5 {
+		r.reportProblems(ctx, workloadAt("1"), problems)
+	}
+	if n := log.count(msg); n != 2 {
+		t.Fatalf("5 reconciles of one version with 2 problems logged %d lines, want 2", n)
+	}
+	r.reportProblems(ctx, workloadAt("2"), problems[:1])
+	if n := log.count(msg); n != 3 {
+		t.Errorf("a new version logged its problem %d times, want once", n-2)
+	}
+	other := workloadAt("1")
+	other.UID = "uid-2"
+	r.reportProblems(ctx, other, problems[:1])
+	if n := log.count(msg); n != 4 {
+		t.Errorf("another workload at the same resourceVersion logged its problem %d times, want once", n-3)
+	}
+}
+
+func TestBorrowed_LogsAnUnfollowableReferenceOncePerWorkloadVersion(t *testing.T) {
+	r := &Reconciler{Recorder: events.NewFakeRecorder(100)}
+	var log lineLog
+	ctx := log.ctx()
+	v := &view{unfollowable: `spec.workloadRef names ReplicaSet "web" of "apps/v1": ripple follows only the pod template of a Deployment (apps/v1)`}
+	const msg = "Cannot read the pod template the workload uses"
+
+	for range 5 {
+		if got, err := r.borrowed(ctx, workloadAt("1"), v); got != nil || err != nil {
+			t.Fatalf("borrowed = %v, %v; want nothing to do", got, err)
+		}
+	}
+	if n := log.count(msg); n != 1 {
+		t.Fatalf("5 reconciles of one version logged %d lines, want 1", n)
+	}
+	if _, err := r.borrowed(ctx, workloadAt("2"), v); err != nil {
+		t.Fatal(err)
+	}
+	if n := log.count(msg); n != 2 {
+		t.Errorf("a new version logged %d lines, want 1", n-1)
+	}
+}
+
+func TestLogOnce_RemembersAtMostLoggedLinesForgettingTheOldest(t *testing.T) {
+	var o logOnce
+	oldest := workloadAt("0")
+	if !o.first(oldest, "problem", "p") {
+		t.Fatal("the first line is not first")
+	}
+	if o.first(oldest, "problem", "p") {
+		t.Fatal("the same line is first twice")
+	}
+	if !o.first(oldest, "templateRef", "p") {
+		t.Error("a line of another kind with the same text is not first")
+	}
+	for i := range loggedLines {
+		o.first(workloadAt(strings.Repeat("9", i%7)+string(rune('a'+i%26))+strings.Repeat("x", i/26)), "problem", "p")
+	}
+	if n := o.seen.Len(); n > loggedLines {
+		t.Errorf("logOnce remembers %d lines, want at most %d", n, loggedLines)
+	}
+	if !o.first(oldest, "problem", "p") {
+		t.Error("the oldest line is still remembered past loggedLines")
+	}
+}
