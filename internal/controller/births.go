@@ -139,12 +139,30 @@ func sumOf(obj client.Object) digest.Sum {
 	return digest.ConfigMap(cm)
 }
 
-func keySumsOf(obj client.Object) map[string]digest.Sum {
+// maxKeySums caps the keys of one object whose digests are kept, for key
+// precision (tracked.sum), while it is tracked. A digest per key costs
+// about 80 bytes, and only values count towards an object's 1 MiB, so a
+// ConfigMap of ~150,000 short keys with empty values would cost 12 MB,
+// and twenty of them the chart's memory limit. The keys a pod spec reads
+// are a handful, and config files take one key each: 1024 keys is far
+// past what a workload reads some keys of, and costs at most ~80 KiB.
+const maxKeySums = 1024
+
+// keySumsOf returns the digest of each key of an object whose data has
+// the digest whole, or, past maxKeySums keys, digest.Whole: a workload
+// that reads some keys of it then rolls when any of its keys changes.
+func keySumsOf(obj client.Object, whole digest.Sum) map[string]digest.Sum {
 	name := digest.Qualified(obj.GetNamespace(), obj.GetName())
 	if s, ok := obj.(*corev1.Secret); ok {
+		if len(s.Data) > maxKeySums {
+			return digest.Whole(whole)
+		}
 		return digest.KeySums("Secret", name, nil, s.Data)
 	}
 	cm, _ := obj.(*corev1.ConfigMap)
+	if len(cm.Data)+len(cm.BinaryData) > maxKeySums {
+		return digest.Whole(whole)
+	}
 	return digest.KeySums("ConfigMap", name, cm.Data, cm.BinaryData)
 }
 

@@ -47,7 +47,7 @@ type versionSum struct {
 	version string
 	sum     digest.Sum
 	// keys holds the digest of each key, for workloads that read only
-	// some (tracked.sum).
+	// some (tracked.sum), or, past maxKeySums keys, digest.Whole.
 	keys map[string]digest.Sum
 	// dataWrittenAt is the last second the object's data was written.
 	dataWrittenAt int64
@@ -110,8 +110,10 @@ func (d *digests) store(obj client.Object) versionSum {
 }
 
 // sumVersion hashes the data of one version of a ConfigMap or Secret.
+// Past maxKeySums keys, it keeps no digest per key (keySumsOf).
 func sumVersion(obj client.Object) versionSum {
-	return versionSum{version: obj.GetResourceVersion(), sum: sumOf(obj), keys: keySumsOf(obj), dataWrittenAt: dataWrittenAt(obj)}
+	sum := sumOf(obj)
+	return versionSum{version: obj.GetResourceVersion(), sum: sum, keys: keySumsOf(obj, sum), dataWrittenAt: dataWrittenAt(obj)}
 }
 
 func ignoreGone(kind refs.Kind, key types.NamespacedName, err error) error {

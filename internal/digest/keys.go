@@ -21,12 +21,33 @@ func KeySums(kind, name string, data map[string]string, binaryData map[string][]
 	return out
 }
 
+// wholeKey is where Whole keeps an object's digest. No key of a ConfigMap
+// or a Secret can be empty, so it names none of theirs.
+const wholeKey = ""
+
+// Whole stands in for KeySums when an object's keys are too many to keep a
+// digest of each: it holds only whole, the digest of all the object's data,
+// and Subset of it is a digest of whole, so it changes whenever any key of
+// the object changes, appears or disappears, read or not. A workload that
+// reads some keys of it then rolls as one that reads all of them.
+func Whole(whole Sum) map[string]Sum {
+	return map[string]Sum{wholeKey: whole}
+}
+
 // Subset returns the digest of the given keys of an object from its
 // KeySums: it changes when one of those keys is added, removed or changed,
-// and only then. keys must be sorted and without duplicates.
+// and only then. keys must be sorted and without duplicates. From Whole,
+// it changes when any key changes, and differs from any Subset of KeySums.
 func Subset(sums map[string]Sum, keys []string) Sum {
 	h := sha256.New()
 	e := encoder{w: h}
+	if whole, ok := sums[wholeKey]; ok && len(sums) == 1 {
+		e.string("whole")
+		_, _ = h.Write(whole[:])
+		var out Sum
+		h.Sum(out[:0])
+		return out
+	}
 	e.string("keys")
 	e.uint(uint64(len(keys)))
 	for _, k := range keys {

@@ -29,6 +29,21 @@ func TestSubsetChangesExactlyWhenAKeyItCoversChanges(t *testing.T) {
 	}
 }
 
+func TestSubsetOfWholeChangesWhenTheObjectChangesAndDiffersFromAnySubsetOfKeySums(t *testing.T) {
+	a := Object("ConfigMap", "ns/cfg", map[string]string{"a": "1"}, nil)
+	b := Object("ConfigMap", "ns/cfg", map[string]string{"a": "2"}, nil)
+	keys := []string{"a"}
+	if Subset(Whole(a), keys) == Subset(Whole(b), keys) {
+		t.Error("Subset of Whole did not change with the object")
+	}
+	if Subset(Whole(a), keys) == Subset(KeySums("ConfigMap", "ns/cfg", map[string]string{"a": "1"}, nil), keys) {
+		t.Error("Subset of Whole equals Subset of KeySums")
+	}
+	if Subset(Whole(a), keys) == Subset(map[string]Sum{"a": a}, keys) {
+		t.Error("Subset of Whole equals Subset of a key whose digest is the whole object's")
+	}
+}
+
 func TestScopeIDTellsKeySetsApart(t *testing.T) {
 	ids := map[string]bool{}
 	sets := [][]string{nil, {"a"}, {"b"}, {"a", "b"}, {"ab"}}

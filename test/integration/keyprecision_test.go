@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -118,6 +119,25 @@ var _ = Describe("Key-level precision", func() {
 		expectNoRollout(dep, before)
 		setData(cm, "unused", "3")
 		expectRolledOnce(dep, before)
+	})
+
+	It("rolls a precise workload on any key of an object with too many keys to keep a digest of each", func() {
+		data := map[string]string{"level": "1", "rules": "1"}
+		for i := range 1100 {
+			data[fmt.Sprintf("k%04d", i)] = ""
+		}
+		cm := createConfigMap(ns, "big", data)
+		createSecret(ns, "creds", map[string]string{"token": "1"})
+		dep := createDeployment(ns, "dep", precise, readsKeys("big", "level", "rules", "creds", "token"))
+		startRipple()
+		before := recorded(dep)
+
+		setData(cm, "rules", "2")
+		rolled := expectRolledOnce(dep, before)
+		Eventually(eventsFor(dep), 5*time.Second).Should(ContainElement("Reloaded: Rolled because ConfigMap/big changed"))
+
+		setData(cm, "k0001", "2")
+		expectRolledOnce(dep, rolled)
 	})
 
 	It("reports a mistaken value with an InvalidAnnotation Event and rolls on any key", func() {
