@@ -19,11 +19,23 @@ import (
 
 // envVars returns the variables a rollout with stamp st sets: one for each
 // changed object, and each variable of the template that ripple wrote.
+//
+// A workload without a record of its own rolls only to recover a change
+// missed while the record was lost (recover): then changed is all the
+// config it tracks, not what changed, and a variable for each would add
+// thousands to a container under a reload list that matches thousands of
+// objects. That rollout sets ripple's variables alone, all of them, which
+// is all a rollout must change; with none, there are no variables and the
+// rollout writes the annotation stamp, which is where the stamp that
+// recover read was.
 func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.EnvVar {
 	value := st.encode()
 	var out []workload.EnvVar
 	has := func(name string) bool {
 		return slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name })
+	}
+	if !v.ownRecord() {
+		changed = nil
 	}
 	for _, ref := range changed {
 		name := workload.EnvVarName(ref)

@@ -40,6 +40,8 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	}
 	next := r.next(v.current, nil)
 	if r.podsRunOtherConfig(v) {
+		// Which objects changed is unknown: all are named, and under the
+		// env-vars strategy only ripple's variables are set (envVars).
 		changed := sortedRefs(v.current)
 		out, err := r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
 		if out.rolled || out.recorded {
@@ -71,11 +73,13 @@ func (r *Reconciler) podsRunOtherConfig(v state) bool {
 
 // templateStamp reads the stamp of the workload's last rollout from its pod
 // template: the annotation, or under the env-vars strategy the newest of
-// the variables ripple set, if any.
+// the variables ripple set, whichever is later. A workload rolled under
+// one strategy, then the other, and switched back carries both, and the
+// older says neither when it last rolled nor what its pods run.
 func templateStamp(v state) (stamp, bool) {
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if v.reloadStrategy == workload.StampEnvVars {
-		if env, found := envStamp(v); found {
+		if env, found := envStamp(v); found && (!ok || env.at >= st.at) {
 			st, ok = env, true
 		}
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -11,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/refs"
+	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 func TestStamp_RoundTripAndRejects(t *testing.T) {
@@ -257,6 +260,117 @@ func TestChangedSinceCreation_FirstSeenAtTheCurrentVersion(t *testing.T) {
 				versionSum{version: "7", dataWrittenAt: tc.dataWrittenAt})
 			if err != nil || got != tc.want {
 				t.Fatalf("changedSinceCreation = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTemplateStamp_TheLaterOfAnnotationAndVariables: a workload rolled
+// under one strategy and then the other carries both stamps; the one its
+// last rollout wrote, the later, says when it rolled and what its pods run.
+func TestTemplateStamp_TheLaterOfAnnotationAndVariables(t *testing.T) {
+	t1 := stamp{keyID: "k1", at: 1700000000, digest: "aa"}
+	t2 := stamp{keyID: "k1", at: 1700000600, digest: "bb"}
+	tests := []struct {
+		name      string
+		strategy  string
+		ann, env  *stamp
+		reloader  bool // a variable of Reloader's (a SHA-1), not a stamp
+		want      stamp
+		wantFound bool
+	}{
+		{name: "none", strategy: workload.StampEnvVars},
+		{name: "annotation alone", strategy: workload.StampEnvVars, ann: &t1, want: t1, wantFound: true},
+		{name: "variables alone", strategy: workload.StampEnvVars, env: &t1, want: t1, wantFound: true},
+		{name: "variables rolled after the annotation", strategy: workload.StampEnvVars, ann: &t1, env: &t2, want: t2, wantFound: true},
+		{name: "annotation rolled after the variables", strategy: workload.StampEnvVars, ann: &t2, env: &t1, want: t2, wantFound: true},
+		{name: "Reloader's variable is no stamp", strategy: workload.StampEnvVars, ann: &t1, reloader: true, want: t1, wantFound: true},
+		{name: "under annotations the variables are not read", strategy: workload.StampAnnotations, ann: &t1, env: &t2, want: t1, wantFound: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}}
+			if tt.ann != nil {
+				tmpl.Annotations = map[string]string{annotations.ConfigDigest: tt.ann.encode()}
+			}
+			if tt.env != nil {
+				tmpl.Spec.Containers[0].Env = append(tmpl.Spec.Containers[0].Env,
+					corev1.EnvVar{Name: "STAKATER_A_CONFIGMAP", Value: tt.env.encode()})
+			}
+			if tt.reloader {
+				tmpl.Spec.Containers[0].Env = append(tmpl.Spec.Containers[0].Env,
+					corev1.EnvVar{Name: "STAKATER_B_CONFIGMAP", Value: "da39a3ee5e6b4b0d3255bfef95601890afd80709"})
+			}
+			v := state{view: &view{reloadStrategy: tt.strategy}, tmpl: tmpl}
+			got, found := templateStamp(v)
+			if found != tt.wantFound || got != tt.want {
+				t.Fatalf("templateStamp = %+v, %v; want %+v, %v", got, found, tt.want, tt.wantFound)
+			}
+		})
+	}
+}
+
+// TestEnvVars_RecoverySetsOnlyRipplesVariables: a rollout that recovers a
+// lost record names all the config the workload tracks, not what changed,
+// so it sets no variable per object: it gives ripple's variables the new
+// stamp, or, with none, sets no variable and so stamps the annotation. A
+// rollout with its record sets one for each changed object, as ever.
+func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
+	old := stamp{keyID: "k1", at: 1700000000, digest: "aa"}
+	st := stamp{keyID: "k1", at: 1700000600, digest: "bb"}
+	var tracked []refs.Ref
+	var envFrom []corev1.EnvFromSource
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		tracked = append(tracked, refs.Ref{Kind: refs.ConfigMap, Name: name})
+		envFrom = append(envFrom, corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+	template := func(env ...corev1.EnvVar) *corev1.PodTemplateSpec {
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "app", EnvFrom: envFrom, Env: env},
+			{Name: "side", Env: []corev1.EnvVar{{Name: "STAKATER_B_CONFIGMAP", Value: old.encode()}}},
+		}}}
+	}
+	names := func(vars []workload.EnvVar) []string {
+		var out []string
+		for _, e := range vars {
+			if e.Value != st.encode() {
+				t.Errorf("%s set to %q, want the new stamp", e.Name, e.Value)
+			}
+			out = append(out, e.Container+"/"+e.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	r := &Reconciler{}
+	ours := corev1.EnvVar{Name: "STAKATER_A_CONFIGMAP", Value: old.encode()}
+	reloaders := corev1.EnvVar{Name: "STAKATER_C_CONFIGMAP", Value: "da39a3ee5e6b4b0d3255bfef95601890afd80709"}
+	tests := []struct {
+		name    string
+		view    view
+		tmpl    *corev1.PodTemplateSpec
+		changed []refs.Ref
+		want    []string
+	}{
+		{name: "record lost: ripple's variables alone", view: view{},
+			tmpl: template(ours, reloaders), changed: tracked,
+			want: []string{"app/STAKATER_A_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
+		{name: "record unreadable: ripple's variables alone", view: view{hasRecord: true, recordErr: errors.New("bad")},
+			tmpl: template(ours), changed: tracked,
+			want: []string{"app/STAKATER_A_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
+		{name: "record lost, no variable of ripple's: none, the annotation stamps", view: view{},
+			tmpl:    &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", EnvFrom: envFrom, Env: []corev1.EnvVar{reloaders}}}}},
+			changed: tracked, want: nil},
+		{name: "with its record: one for each changed object, and ripple's", view: view{hasRecord: true},
+			tmpl: template(ours, reloaders), changed: tracked[2:4],
+			want: []string{"app/STAKATER_A_CONFIGMAP", "app/STAKATER_C_CONFIGMAP", "app/STAKATER_D_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.view.reloadStrategy = workload.StampEnvVars
+			got := names(r.envVars(state{view: &tt.view, tmpl: tt.tmpl}, tt.changed, st))
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("envVars set %v; want %v", got, tt.want)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,6 +27,23 @@ func envOf(obj client.Object, name string) map[string][]string {
 		for _, e := range c.Env {
 			if e.Name == name {
 				out[c.Name] = append(out[c.Name], e.Value)
+			}
+		}
+	}
+	return out
+}
+
+// stakaterVars returns the names of the env-vars strategy's variables on
+// every container of the workload's pod template.
+func stakaterVars(obj client.Object) []string {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	tmpl := templateOf(obj)
+	var out []string
+	for _, c := range tmpl.Spec.Containers {
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, workload.EnvVarPrefix) {
+				out = append(out, c.Name+"/"+e.Name)
 			}
 		}
 	}
@@ -223,6 +242,7 @@ var _ = Describe("The env-vars reload strategy", func() {
 		setData(rolledBefore, "k", "2")
 		rolled := expectRolledOnce(dep, before)
 		Expect(envOf(dep, "STAKATER_SECOND_CONFIGMAP")).To(BeEmpty())
+		firstValue := envOf(dep, "STAKATER_FIRST_CONFIGMAP")["app"][0]
 		first.stop()
 
 		setData(never, "k", "2")
@@ -230,7 +250,67 @@ var _ = Describe("The env-vars reload strategy", func() {
 		startRipple(envVarsStrategy)
 
 		expectRolledOnce(dep, rolled)
-		Expect(envOf(dep, "STAKATER_SECOND_CONFIGMAP")).To(HaveKey("app"))
+		// Without a record, which object changed is unknown: the rollout
+		// gives ripple's variable the new stamp and adds none.
+		Expect(envOf(dep, "STAKATER_FIRST_CONFIGMAP")["app"]).To(ConsistOf(Not(Equal(firstValue))))
+		Expect(envOf(dep, "STAKATER_SECOND_CONFIGMAP")).To(BeEmpty())
+	})
+
+	It("rolls a workload tracking many ConfigMaps once when its record is lost while ripple is down, adding no variable per tracked object", func() {
+		var cms []*corev1.ConfigMap
+		var mods []podMod
+		for i := range 6 {
+			name := fmt.Sprintf("cfg-%d", i)
+			cms = append(cms, createConfigMap(ns, name, map[string]string{"k": "1"}))
+			mods = append(mods, envFromConfigMap(name))
+		}
+		dep := createDeployment(ns, "dep", auto, mods...)
+		first := startRipple(envVarsStrategy)
+		before := recorded(dep)
+		setData(cms[0], "k", "2")
+		rolled := expectRolledOnce(dep, before)
+		Expect(stakaterVars(dep)).To(HaveLen(1))
+		stampBefore := envOf(dep, "STAKATER_CFG_0_CONFIGMAP")["app"]
+		first.stop()
+
+		setData(cms[3], "k", "2")
+		removeRecord(dep)
+		startRipple(envVarsStrategy)
+
+		expectRolledOnce(dep, rolled)
+		Expect(len(stakaterVars(dep))).To(BeNumerically("<=", 1+1), "at most one variable more than before, not one per tracked ConfigMap")
+		Expect(envOf(dep, "STAKATER_CFG_0_CONFIGMAP")["app"]).To(ConsistOf(Not(BeElementOf(stampBefore))), "ripple's variable takes the new stamp")
+	})
+
+	It("rolls through the annotation when a workload whose record is lost was last rolled by it, setting no variable", func() {
+		var cms []*corev1.ConfigMap
+		var mods []podMod
+		for i := range 6 {
+			name := fmt.Sprintf("cfg-%d", i)
+			cms = append(cms, createConfigMap(ns, name, map[string]string{"k": "1"}))
+			mods = append(mods, envFromConfigMap(name))
+		}
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "annotations"}, mods...)
+		first := startRipple(envVarsStrategy)
+		before := recorded(dep)
+		setData(cms[0], "k", "2")
+		rolled := expectRolledOnce(dep, before)
+		annotationBefore := templateOf(dep).Annotations[annotations.ConfigDigest]
+		Expect(annotationBefore).NotTo(BeEmpty())
+		first.stop()
+
+		// Switched to the env-vars strategy, and its record lost, with one
+		// write (a GitOps sync of an older manifest).
+		setData(cms[3], "k", "2")
+		update(dep, func(d *appsv1.Deployment) {
+			delete(d.Annotations, annotations.Recorded)
+			delete(d.Annotations, annotations.ReloadStrategy)
+		})
+		startRipple(envVarsStrategy)
+
+		expectRolledOnce(dep, rolled)
+		Expect(stakaterVars(dep)).To(BeEmpty())
+		Expect(templateOf(dep).Annotations[annotations.ConfigDigest]).NotTo(Equal(annotationBefore))
 	})
 
 	It("reports a write that lost a race to another writer as a conflict, which is retried quietly", func() {
