@@ -168,7 +168,7 @@ func (r *Reconciler) trackClasses(ctx context.Context, ns string, v *view, curre
 		if ok, _ := v.policy.Tracks(ref.Kind, class, nil, v.referenced[ref]); !ok {
 			continue
 		}
-		if _, recorded := v.record.objects[ref]; recorded && !st.rotated {
+		if _, recorded := v.record.objects[ref]; recorded && !st.rotated && r.keepsRecord(v.record) {
 			continue // kept as recorded (missing)
 		}
 		current[ref] = tracked{meta: st, version: versionSum{version: st.GetResourceVersion(), sum: reportedSum(st.Unstructured, class)}}

@@ -17,14 +17,20 @@ import (
 // annotation does, even for objects that never changed and so have no
 // variable; and a guess of a Secret's value cannot be tested against it.
 
+// maxChangedVars is the most changed objects a rollout gives a variable
+// each; a rollout that names more sets ripple's variables alone.
+const maxChangedVars = 32
+
 // envVars returns the variables a rollout with stamp st sets: one for each
 // changed object, and each variable of the template that ripple wrote.
 //
 // A workload without a record of its own rolls only to recover a change
 // missed while the record was lost (recover): then changed is all the
-// config it tracks, not what changed, and a variable for each would add
-// thousands to a container under a reload list that matches thousands of
-// objects. That rollout sets ripple's variables alone, all of them, which
+// config it tracks, not what changed; and a record under an unknown key
+// rolls for every object written since it (foreignKey). A variable for
+// each would add thousands to a container under a reload list that matches
+// thousands of objects, past the operations the API server takes in one
+// patch. Such a rollout sets ripple's variables alone, all of them, which
 // is all a rollout must change; with none, there are no variables and the
 // rollout writes the annotation stamp, which is where the stamp that
 // recover read was.
@@ -34,7 +40,7 @@ func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.E
 	has := func(name string) bool {
 		return slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name })
 	}
-	if !v.ownRecord() {
+	if !v.ownRecord() || len(changed) > maxChangedVars {
 		changed = nil
 	}
 	for _, ref := range changed {

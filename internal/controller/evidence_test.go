@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -342,6 +343,10 @@ func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
+	many := make([]refs.Ref, maxChangedVars+1)
+	for i := range many {
+		many[i] = refs.Ref{Kind: refs.ConfigMap, Name: fmt.Sprintf("x%d", i)}
+	}
 	r := &Reconciler{}
 	ours := corev1.EnvVar{Name: "STAKATER_A_CONFIGMAP", Value: old.encode()}
 	reloaders := corev1.EnvVar{Name: "STAKATER_C_CONFIGMAP", Value: "da39a3ee5e6b4b0d3255bfef95601890afd80709"}
@@ -364,6 +369,9 @@ func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
 		{name: "with its record: one for each changed object, and ripple's", view: view{hasRecord: true},
 			tmpl: template(ours, reloaders), changed: tracked[2:4],
 			want: []string{"app/STAKATER_A_CONFIGMAP", "app/STAKATER_C_CONFIGMAP", "app/STAKATER_D_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
+		{name: "with its record, more changed objects than a rollout gives a variable each: ripple's variables alone", view: view{hasRecord: true},
+			tmpl: template(ours, reloaders), changed: many,
+			want: []string{"app/STAKATER_A_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -409,7 +409,7 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[
 // it when, and only when, its data differs; and those the cache has not
 // caught up with.
 func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[refs.Ref]change) map[refs.Ref]string {
-	if rec.keyID != r.Keyed.KeyID() || isFolded(rec.objects) {
+	if !r.keepsRecord(rec) {
 		return nil
 	}
 	out := map[refs.Ref]string{}
@@ -423,6 +423,12 @@ func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[
 		}
 	}
 	return out
+}
+
+// keepsRecord reports whether entries of the record can be carried into
+// the next: written under the current key, and not folded into buckets.
+func (r *Reconciler) keepsRecord(rec record) bool {
+	return rec.keyID == r.Keyed.KeyID() && !isFolded(rec.objects)
 }
 
 // next is the record to write: the tracked objects now, under the current
@@ -460,11 +466,16 @@ func (r *Reconciler) causes(changes map[refs.Ref]change) ([]refs.Ref, string) {
 	return out, reason
 }
 
-// workloadDigest is the digest of all the config the workload tracks now.
+// workloadDigest is the digest of all the config the workload tracks now
+// but its SecretProviderClasses: which status speaks for a class depends on
+// the record (csi.go), so without one, a class would tell the stamp that
+// the pods run other config when only new pods mounted it.
 func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 	entries := make([]digest.Entry, 0, len(current))
 	for ref, t := range current {
-		entries = append(entries, digest.Entry{Ref: ref, Sum: t.sum()})
+		if ref.Kind != refs.SecretProviderClass {
+			entries = append(entries, digest.Entry{Ref: ref, Sum: t.sum()})
+		}
 	}
 	return keyed.Workload(entries)
 }
@@ -493,7 +504,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		return outcome{deferred: true, requeue: left}, nil
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
-	if r.pacer != nil {
+	if r.pacer != nil && !r.ownerPaused(v.obj) {
 		next.wave = wave
 	}
 	switch r.pace(ctx, v.obj, wave, r.pausedFor(v, pause)) {

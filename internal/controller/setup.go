@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,7 +77,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
-		r := &Reconciler{Client: workloadClient(patches, opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
+		r := &Reconciler{Client: workloadClient(jobReader(mgr, opts, patches), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
@@ -99,6 +100,29 @@ func workloadClient(c client.Client, dryRun bool, w *writes) client.Client {
 		c = client.NewDryRunClient(c)
 	}
 	return counted{Client: c, writes: w}
+}
+
+// jobReader is c, but for lists of Jobs when ripple caches none (Jobs
+// ignored): those go to the API server. A CronJob's check for a running Job
+// under Forbid would otherwise start, through the cache, an informer of
+// every Job in the cluster, kept whole, and wait for it to sync.
+func jobReader(mgr ctrl.Manager, opts *options.Options, c client.Client) client.Client {
+	if slices.ContainsFunc(opts.Workloads(), func(t workload.Type) bool { return t.Kind == "Job" }) {
+		return c
+	}
+	return uncachedJobs{Client: c, api: mgr.GetAPIReader()}
+}
+
+type uncachedJobs struct {
+	client.Client
+	api client.Reader
+}
+
+func (c uncachedJobs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*batchv1.JobList); ok {
+		return c.api.List(ctx, list, opts...)
+	}
+	return c.Client.List(ctx, list, opts...)
 }
 
 // apiServed reports whether the cluster serves the type's API. A kind a CRD

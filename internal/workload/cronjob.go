@@ -23,6 +23,10 @@ const (
 	CronJobStampTemplate = "template"
 )
 
+// jobsReadTimeout bounds the read of a CronJob's Jobs: from the API server
+// when ripple caches no Jobs, which may not answer.
+const jobsReadTimeout = 30 * time.Second
+
 // forbiddenRetry is how often a change waits for a CronJob's running Job
 // under concurrencyPolicy Forbid: the CronJob's status, which says when the
 // Job ends, is not among the updates that queue a workload.
@@ -82,6 +86,8 @@ func jobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob) (bool
 	if len(cj.Status.Active) > 0 {
 		return true, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, jobsReadTimeout)
+	defer cancel()
 	jobs := &batchv1.JobList{}
 	if err := c.List(ctx, jobs, client.InNamespace(cj.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("listing the Jobs of CronJob %s/%s: %w", cj.Namespace, cj.Name, err)

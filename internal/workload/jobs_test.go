@@ -132,7 +132,7 @@ func TestJobTemplate_LeavesACronJobsJobToTheCronJob(t *testing.T) {
 	}
 }
 
-func TestJobCompleted_OnlyACompleteConditionCounts(t *testing.T) {
+func TestJobCompleted_ACompleteOrSuccessCriteriaMetConditionCounts(t *testing.T) {
 	cases := []struct {
 		name       string
 		conditions []batchv1.JobCondition
@@ -140,6 +140,7 @@ func TestJobCompleted_OnlyACompleteConditionCounts(t *testing.T) {
 	}{
 		{"running", nil, false},
 		{"complete", []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}, true},
+		{"succeeded, its last pods terminating", []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}}, true},
 		{"failed is run again", []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}, false},
 		{"complete false", []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionFalse}}, false},
 	}

@@ -216,12 +216,12 @@ var _ = Describe("CronJobs", func() {
 		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(1))
 	})
 
-	It("runs no second Job under concurrencyPolicy Forbid while the one it started runs, then runs one", func() {
+	DescribeTable("runs no second Job under concurrencyPolicy Forbid while the one it started runs, then runs one", func(flags ...string) {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
 		update(cj, func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent })
-		startRipple()
+		startRipple(flags...)
 		expectRecorded(cj)
 		setData(cm, "k", "2")
 		waitFor(jobsIn(ns)).Should(HaveLen(1))
@@ -230,7 +230,10 @@ var _ = Describe("CronJobs", func() {
 		Consistently(jobsIn(ns), 7*time.Second).Should(HaveLen(1), "the CronJob controller does not list ripple's Job as active")
 		setJobStatus(first, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
 		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(2))
-	})
+	},
+		Entry("reading the Jobs ripple caches"),
+		Entry("reading them from the API server when ripple caches none", "--ignored-workload-types=jobs"),
+	)
 
 	DescribeTable("runs no Job, and only stamps the jobTemplate, with the template strategy",
 		func(ann map[string]string, flags []string, wantJob bool) {

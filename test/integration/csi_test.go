@@ -154,6 +154,26 @@ var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", f
 		expectRolledOnce(d, before)
 	})
 
+	It("rolls nothing when the record of a workload that mounts a class is lost after its pods were replaced", func() {
+		ns := newNamespace(nil)
+		createClass(ns, "vault")
+		st := mountStatus(ns, "app-1", "vault", "1")
+		first := startRipple("--enable-csi-integration")
+		d := createDeployment(ns, "app", spcAuto, volumeCSI("vault"))
+		before := recorded(d)
+		rotate(st, "2")
+		after := expectRolledOnce(d, before)
+		mountStatus(ns, "app-2", "vault", "3")
+		Expect(k8s.Delete(suiteCtx, st)).To(Succeed())
+		expectNoRollout(d, after)
+		first.stop()
+
+		removeRecord(d)
+		startRipple("--enable-csi-integration")
+		Eventually(func() string { return stateOf(d).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
+		expectNoRollout(d, after)
+	})
+
 	It("sets STAKATER_<NAME>_SECRETPROVIDERCLASS on a rotation under the env-vars strategy (Reloader's case)", func() {
 		ns := newNamespace(nil)
 		createClass(ns, "vault-db")

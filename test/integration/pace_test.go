@@ -130,15 +130,17 @@ var _ = Describe("Paced rollouts", func() {
 		Eventually(metric(addr, "ripple_rollouts_queued"), 5*time.Second).Should(BeZero())
 	})
 
-	It("gives no slot to a Deployment its owner paused, so the rest of the wave rolls without waiting for --rollout-timeout", func() {
+	It("gives no slot to a Deployment its owner paused, also after a restart, so the rest of the wave rolls without waiting for --rollout-timeout", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		deps := wave(ns, "cfg", 3)
 		update(deps[0], func(d *appsv1.Deployment) { d.Spec.Paused = true })
-		startRipple("--max-rollouts-in-progress=1")
+		first := startRipple("--max-rollouts-in-progress=1")
 		before := recordAll(deps)
 		setData(cm, "k", "2")
 		Eventually(before[0].Rollouts, 10*time.Second).Should(Equal(1), "the paused Deployment's template is stamped, for when its owner resumes it")
 		Eventually(func() int { return before[1].Rollouts() + before[2].Rollouts() }, 10*time.Second).Should(Equal(1))
+		first.stop()
+		startRipple("--max-rollouts-in-progress=1")
 		for _, d := range rolledOf(deps[1:], before[1:])() {
 			markAvailable(d)
 		}
