@@ -49,11 +49,27 @@ func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.E
 			out = append(out, workload.EnvVar{Container: container, Name: name, Value: value})
 		}
 	}
+	secrets := reloaderSecretVars(v)
 	for _, c := range v.tmpl.Spec.Containers {
 		for _, e := range c.Env {
-			if _, ours := decodeEnvStamp(e.Name, e.Value); ours && !has(e.Name) {
+			if _, ours := decodeEnvStamp(e.Name, e.Value); (ours || secrets[e.Name] && e.ValueFrom == nil) && !has(e.Name) {
 				out = append(out, workload.EnvVar{Container: c.Name, Name: e.Name, Value: value})
 			}
+		}
+	}
+	return out
+}
+
+// reloaderSecretVars names the variables Reloader would have set for the
+// Secrets the workload tracks. Reloader's value is a plain SHA-1 of the
+// Secret's data, against which anyone who can read the workload can test
+// guesses of it: a rollout, which restarts the pods anyway, gives each the
+// stamp too, as if its Secret had changed.
+func reloaderSecretVars(v state) map[string]bool {
+	out := map[string]bool{}
+	for ref := range v.current {
+		if ref.Kind == refs.Secret {
+			out[workload.EnvVarName(ref)] = true
 		}
 	}
 	return out

@@ -169,6 +169,23 @@ var _ = Describe("The env-vars reload strategy", func() {
 		Expect(vars["sidecar"][0]).NotTo(Equal("3b5d5c3712955042212316173ccf37be800c9d3b"))
 	})
 
+	It("replaces the SHA-1 Reloader left in a tracked Secret's variable at the next rollout, whatever changed", func() {
+		const reloaders = "9f2c4a3b6d1e8f7a5c0b2d4e6f8a1c3e5b7d9f0a"
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		createSecret(ns, "creds", map[string]string{"password": "hunter2"})
+		leftover := func(s *corev1.PodSpec) {
+			s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "STAKATER_CREDS_SECRET", Value: reloaders})
+		}
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"), envFromSecret("creds"), leftover)
+		startRipple(envVarsStrategy)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(envOf(dep, "STAKATER_CREDS_SECRET")).To(HaveKeyWithValue("app", ConsistOf(MatchRegexp(`^[^:]+:[0-9]+:[^:]+$`))))
+	})
+
 	It("lets a workload choose its strategy by annotation, either way, and reports a mistaken choice", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		envByAnnotation := createDeployment(ns, "env", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "env-vars"}, envFromConfigMap("cfg"))
