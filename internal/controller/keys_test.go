@@ -19,6 +19,10 @@ func TestARecordedPreciseEntryTellsWhichKeysChangedAndComparesAcrossTheChoice(t 
 		return tracked{version: versionSum{sum: digest.Object("ConfigMap", "ns/cfg", data, nil),
 			keys: digest.KeySums("ConfigMap", "ns/cfg", data, nil)}, used: used, precise: precise}
 	}
+	whole := func(data map[string]string, used []string) tracked {
+		sum := digest.Object("ConfigMap", "ns/cfg", data, nil)
+		return tracked{version: versionSum{sum: sum, keys: digest.Whole(sum)}, used: used, precise: true}
+	}
 	before := map[string]string{"a": "1", "b": "1", "c": "1"}
 	recorded := at(before, []string{"a", "b"}, true).recordValue(keyed.Short)
 	tests := []struct {
@@ -35,6 +39,8 @@ func TestARecordedPreciseEntryTellsWhichKeysChangedAndComparesAcrossTheChoice(t 
 		{"precision turned off compares under the recorded keys", at(map[string]string{"a": "1", "b": "1", "c": "2"}, []string{"a", "b"}, false), recorded, nil, true, true},
 		{"precision turned on compares the whole object", at(before, []string{"a", "b"}, true), at(before, []string{"a", "b"}, false).recordValue(keyed.Short), nil, true, true},
 		{"other keys read now: not comparable", at(before, []string{"a"}, true), recorded, nil, false, false},
+		{"past the key cap now: no key named", whole(map[string]string{"a": "1", "b": "1", "c": "2"}, []string{"a", "b"}), recorded, nil, false, true},
+		{"past the key cap before: no key named", at(before, []string{"a", "b"}, true), whole(before, []string{"a", "b"}).recordValue(keyed.Short), nil, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

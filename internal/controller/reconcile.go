@@ -97,6 +97,8 @@ const (
 	scopeMark = "~"
 	keyMark   = "."
 	keyShort  = 4
+	// unknownKey stands for the digest of a key not kept (digest.Whole).
+	unknownKey = "*"
 )
 
 // sum is the digest of what the workload tracks of the object: the keys it
@@ -123,12 +125,16 @@ func (t tracked) scoped(short func(digest.Sum) string) string {
 }
 
 // keyShorts is the 16-bit keyed digest of each key the workload reads,
-// in order, "-" for a missing one.
+// in order, "-" for a missing one, unknownKey for each of an object whose
+// keys are too many to keep a digest of each (digest.Whole).
 func (t tracked) keyShorts(short func(digest.Sum) string) []string {
 	out := make([]string, len(t.used))
+	whole := digest.IsWhole(t.version.keys)
 	for i, k := range t.used {
 		out[i] = "-"
-		if s, ok := t.version.keys[k]; ok {
+		if whole {
+			out[i] = unknownKey
+		} else if s, ok := t.version.keys[k]; ok {
 			out[i] = short(s)[:keyShort]
 		}
 	}
@@ -136,15 +142,20 @@ func (t tracked) keyShorts(short func(digest.Sum) string) []string {
 }
 
 // changedKeys names the keys whose digest differs from the recorded
-// entry's, when it covers the keys the workload reads now.
+// entry's, when it covers the keys the workload reads now and both know
+// them.
 func (t tracked) changedKeys(recorded string, short func(digest.Sum) string) []string {
 	parts := strings.Split(recorded, scopeMark)
 	if len(parts) != 3 || t.used == nil || parts[1] != digest.ScopeID(t.used) {
 		return nil
 	}
 	was := strings.Split(parts[2], keyMark)
+	is := t.keyShorts(short)
+	if slices.Contains(was, unknownKey) || slices.Contains(is, unknownKey) {
+		return nil
+	}
 	var out []string
-	for i, is := range t.keyShorts(short) {
+	for i, is := range is {
 		if i >= len(was) || was[i] != is {
 			out = append(out, t.used[i])
 		}

@@ -34,6 +34,12 @@ func Whole(whole Sum) map[string]Sum {
 	return map[string]Sum{wholeKey: whole}
 }
 
+// IsWhole reports whether sums is Whole's: no digest of any key is kept.
+func IsWhole(sums map[string]Sum) bool {
+	_, ok := sums[wholeKey]
+	return ok && len(sums) == 1
+}
+
 // Subset returns the digest of the given keys of an object from its
 // KeySums: it changes when one of those keys is added, removed or changed,
 // and only then. keys must be sorted and without duplicates. From Whole,
@@ -41,8 +47,9 @@ func Whole(whole Sum) map[string]Sum {
 func Subset(sums map[string]Sum, keys []string) Sum {
 	h := sha256.New()
 	e := encoder{w: h}
-	if whole, ok := sums[wholeKey]; ok && len(sums) == 1 {
+	if IsWhole(sums) {
 		e.string("whole")
+		whole := sums[wholeKey]
 		_, _ = h.Write(whole[:])
 		var out Sum
 		h.Sum(out[:0])
