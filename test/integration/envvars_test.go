@@ -274,13 +274,7 @@ var _ = Describe("The env-vars reload strategy", func() {
 	})
 
 	It("rolls a workload tracking many ConfigMaps once when its record is lost while ripple is down, adding no variable per tracked object", func() {
-		var cms []*corev1.ConfigMap
-		var mods []podMod
-		for i := range 6 {
-			name := fmt.Sprintf("cfg-%d", i)
-			cms = append(cms, createConfigMap(ns, name, map[string]string{"k": "1"}))
-			mods = append(mods, envFromConfigMap(name))
-		}
+		cms, mods := configMapsReadByEnvFrom(ns, 6)
 		dep := createDeployment(ns, "dep", auto, mods...)
 		first := startRipple(envVarsStrategy)
 		before := recorded(dep)
@@ -300,13 +294,7 @@ var _ = Describe("The env-vars reload strategy", func() {
 	})
 
 	It("rolls through the annotation when a workload whose record is lost was last rolled by it, setting no variable", func() {
-		var cms []*corev1.ConfigMap
-		var mods []podMod
-		for i := range 6 {
-			name := fmt.Sprintf("cfg-%d", i)
-			cms = append(cms, createConfigMap(ns, name, map[string]string{"k": "1"}))
-			mods = append(mods, envFromConfigMap(name))
-		}
+		cms, mods := configMapsReadByEnvFrom(ns, 6)
 		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "annotations"}, mods...)
 		first := startRipple(envVarsStrategy)
 		before := recorded(dep)
@@ -352,3 +340,17 @@ var _ = Describe("The env-vars reload strategy", func() {
 		Expect(err).To(MatchError(ContainSubstring(`--reload-strategy: "envvars" is not annotations or env-vars`)))
 	})
 })
+
+// configMapsReadByEnvFrom creates n ConfigMaps, cfg-0 to cfg-n-1, and the
+// pod spec changes that read each through envFrom.
+func configMapsReadByEnvFrom(ns string, n int) ([]*corev1.ConfigMap, []podMod) {
+	GinkgoHelper()
+	var cms []*corev1.ConfigMap
+	var mods []podMod
+	for i := range n {
+		name := fmt.Sprintf("cfg-%d", i)
+		cms = append(cms, createConfigMap(ns, name, map[string]string{"k": "1"}))
+		mods = append(mods, envFromConfigMap(name))
+	}
+	return cms, mods
+}
