@@ -32,6 +32,9 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 		return outcome{}, "a " + r.Type.Kind + " has no pods of its own to refresh", nil
 	}
 	for _, ref := range changed {
+		if isBucket(ref) {
+			return outcome{}, fmt.Sprintf("%s changed in a record folded into buckets, which does not say which object", ref.Kind), nil
+		}
 		if why := refs.NotRefreshable(&v.tmpl.Spec, ref); why != "" {
 			return outcome{}, why, nil
 		}

@@ -260,9 +260,11 @@ func KeysUsed(spec *corev1.PodSpec, ref Ref) (keys []string, all bool) {
 
 // NotRefreshable says why the kubelet cannot refresh ref in the pods of
 // the spec in place, "" when it can: the pods read it only through volumes
-// that containers mount whole, which the kubelet rewrites when it syncs the
-// pod. Env and envFrom are fixed when a container starts, and a subPath
-// mount is never updated.
+// that running containers mount whole, which the kubelet rewrites when it
+// syncs the pod. Env and envFrom are fixed when a container starts, a
+// subPath mount is never updated, an init container that is no sidecar
+// does not run again, and an object no running container mounts (named by
+// a reload list, read through the API) reaches the pods only by a rollout.
 func NotRefreshable(spec *corev1.PodSpec, ref Ref) string {
 	volumes := map[string]bool{}
 	for i := range spec.Volumes {
@@ -285,14 +287,29 @@ func NotRefreshable(spec *corev1.PodSpec, ref Ref) string {
 			}
 		}
 	}
+	mounted := false
+	mountsWhole := func(c *corev1.Container) {
+		for _, m := range c.VolumeMounts {
+			mounted = mounted || volumes[m.Name] && m.SubPath == "" && m.SubPathExpr == ""
+		}
+	}
 	for i := range spec.InitContainers {
-		check("init container", &spec.InitContainers[i])
+		c := &spec.InitContainers[i]
+		check("init container", c)
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			mountsWhole(c)
+		}
 	}
 	for i := range spec.Containers {
 		check("container", &spec.Containers[i])
+		mountsWhole(&spec.Containers[i])
 	}
-	if why == "" && ref.Kind == SecretProviderClass {
+	switch {
+	case why != "":
+	case ref.Kind == SecretProviderClass:
 		why = fmt.Sprintf("%s is mounted by the secrets store CSI driver, which refreshes on its own rotation", ref)
+	case !mounted:
+		why = fmt.Sprintf("%s is mounted whole by no running container", ref)
 	}
 	return why
 }

@@ -2,6 +2,7 @@ package refs
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -291,6 +292,42 @@ func TestKeysUsedListsTheKeysAPodSpecReads(t *testing.T) {
 			keys, all := KeysUsed(&tt.spec, cm)
 			if !slices.Equal(keys, tt.keys) || all != tt.all {
 				t.Errorf("KeysUsed = %q, %v; want %q, %v", keys, all, tt.keys, tt.all)
+			}
+		})
+	}
+}
+
+func TestNotRefreshable_OnlyAVolumeARunningContainerMountsWholeIsRefreshedInPlace(t *testing.T) {
+	ref := Ref{Kind: ConfigMap, Name: "cfg"}
+	volume := corev1.Volume{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}
+	whole := []corev1.VolumeMount{{Name: "v", MountPath: "/etc/cfg"}}
+	always := corev1.ContainerRestartPolicyAlways
+	tests := []struct {
+		name       string
+		spec       corev1.PodSpec
+		refresh    bool
+		reasonPart string
+	}{
+		{"a container mounts it whole", corev1.PodSpec{Volumes: []corev1.Volume{volume},
+			Containers: []corev1.Container{{Name: "app", VolumeMounts: whole}}}, true, ""},
+		{"a sidecar init container mounts it whole", corev1.PodSpec{Volumes: []corev1.Volume{volume},
+			InitContainers: []corev1.Container{{Name: "side", RestartPolicy: &always, VolumeMounts: whole}},
+			Containers:     []corev1.Container{{Name: "app"}}}, true, ""},
+		{"only an init container mounts it", corev1.PodSpec{Volumes: []corev1.Volume{volume},
+			InitContainers: []corev1.Container{{Name: "render", VolumeMounts: whole}},
+			Containers:     []corev1.Container{{Name: "app"}}}, false, "no running container"},
+		{"no container mounts it", corev1.PodSpec{Volumes: []corev1.Volume{volume},
+			Containers: []corev1.Container{{Name: "app"}}}, false, "no running container"},
+		{"the pod spec does not use it", corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, false, "no running container"},
+		{"a subPath mount", corev1.PodSpec{Volumes: []corev1.Volume{volume},
+			Containers: []corev1.Container{{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "v", MountPath: "/f", SubPath: "k"}}}}}, false, "subPath"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why := NotRefreshable(&tt.spec, ref)
+			if (why == "") != tt.refresh || !strings.Contains(why, tt.reasonPart) {
+				t.Fatalf("NotRefreshable = %q, want refreshable %v (reason with %q)", why, tt.refresh, tt.reasonPart)
 			}
 		})
 	}

@@ -21,6 +21,15 @@ func mountConfigMap(name, subPath string) podMod {
 	}
 }
 
+// initContainerMounts adds an init container that mounts the ConfigMap's
+// volume whole, as one that renders a config file would.
+func initContainerMounts(name string) podMod {
+	return func(s *corev1.PodSpec) {
+		s.InitContainers = append(s.InitContainers, corev1.Container{Name: "render", Image: "render:1",
+			VolumeMounts: []corev1.VolumeMount{{Name: "cm-" + name, MountPath: "/in"}}})
+	}
+}
+
 // createPod creates a pod labelled as the workload app's pods are. No
 // scheduler runs, so it stays Pending, which is all ripple reads of it.
 func createPod(ns, name, app string) *corev1.Pod {
@@ -90,6 +99,10 @@ var _ = Describe("The refresh strategy", func() {
 			"ConfigMap/cfg reaches container app through its environment"),
 		Entry("through a subPath mount", []podMod{volumeConfigMap("cfg"), mountConfigMap("cfg", "k")},
 			"ConfigMap/cfg reaches container app through a subPath mount"),
+		Entry("through a volume no container mounts", []podMod{volumeConfigMap("cfg")},
+			"ConfigMap/cfg is mounted whole by no running container"),
+		Entry("through a volume only an init container mounts, which does not run again", []podMod{volumeConfigMap("cfg"), initContainerMounts("cfg")},
+			"ConfigMap/cfg is mounted whole by no running container"),
 	)
 
 	It("reports the strategy without --enable-pod-refresh and rolls", func() {
