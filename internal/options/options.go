@@ -1,6 +1,7 @@
 package options
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -212,6 +213,17 @@ func (p *Parser) Options() (Options, error) {
 	var errs []error
 	fail := func(flag string, err error) { errs = append(errs, fmt.Errorf("--%s: %w", flag, err)) }
 
+	for _, l := range []struct {
+		flag string
+		vals *[]string
+	}{{"namespaces", &p.raw.namespaces}, {"namespaces-to-ignore", &p.raw.namespacesToIgnore},
+		{"namespace-selector", &p.raw.namespaceSelector}, {"resource-label-selector", &p.raw.resourceSelector}} {
+		var err error
+		if *l.vals, err = csvValues(*l.vals); err != nil {
+			fail(l.flag, err)
+		}
+	}
+	r = p.raw
 	var err error
 	if o.NamespaceSelector, err = ParseSelector(strings.Join(r.namespaceSelector, ",")); err != nil {
 		fail("namespace-selector", err)
@@ -414,6 +426,24 @@ func (o *Options) Workloads() []workload.Type {
 		}
 	}
 	return out
+}
+
+// csvValues reads each value of a repeated list flag as one line of
+// comma-separated values, as Reloader's flags read theirs: its chart
+// renders --namespace-selector="team=platform", quotes included.
+func csvValues(vals []string) ([]string, error) {
+	var out []string
+	for _, v := range vals {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		fields, err := csv.NewReader(strings.NewReader(v)).Read()
+		if err != nil {
+			return nil, fmt.Errorf("reading %q as comma-separated values: %w", v, err)
+		}
+		out = append(out, fields...)
+	}
+	return out, nil
 }
 
 func list(s string) []string {

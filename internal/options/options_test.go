@@ -518,3 +518,27 @@ func TestEnableCSIIntegration_ReadsTheSecretProviderClassAnnotations(t *testing.
 		t.Errorf("EnableCSIIntegration=%v Keys=%+v", o.EnableCSIIntegration, o.Keys)
 	}
 }
+
+func TestListFlagsReadQuotedValuesAsReloadersChartRendersThem(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		namespace []string
+		selected  labels.Set
+	}{
+		{"a quoted selector", []string{`--namespace-selector="team=platform"`}, nil, labels.Set{"team": "platform"}},
+		{"a quoted list of namespaces", []string{`--namespaces="a,b"`}, []string{"a", "b"}, nil},
+		{"unquoted values as before", []string{"--namespaces=a, b", "--namespaces=c"}, []string{"a", "b", "c"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := mustParse(t, tt.args...)
+			if !slices.Equal(o.Namespaces, tt.namespace) {
+				t.Errorf("namespaces = %q, want %q", o.Namespaces, tt.namespace)
+			}
+			if tt.selected != nil && (o.NamespaceSelector == nil || !o.NamespaceSelector.Matches(tt.selected)) {
+				t.Errorf("namespace selector %v does not match %v", o.NamespaceSelector, tt.selected)
+			}
+		})
+	}
+}
