@@ -28,7 +28,9 @@ var Kinds = []Kind{ConfigMap, Secret}
 var AllKinds = []Kind{ConfigMap, Secret, SecretProviderClass}
 
 // CSIDriver is the secrets store CSI driver, whose volumes name a
-// SecretProviderClass in the volume attribute CSIClassAttribute.
+// SecretProviderClass in the volume attribute CSIClassAttribute. As in
+// Reloader, the attribute names a class on any CSI volume: forks of the
+// driver (GKE's secrets-store-gke.csi.k8s.io) name theirs the same way.
 const (
 	CSIDriver         = "secrets-store.csi.k8s.io"
 	CSIClassAttribute = "secretProviderClass"
@@ -94,7 +96,7 @@ func fromVolume(v *corev1.Volume, add func(Kind, string)) {
 	if v.Secret != nil {
 		add(Secret, v.Secret.SecretName)
 	}
-	if v.CSI != nil && v.CSI.Driver == CSIDriver {
+	if v.CSI != nil {
 		add(SecretProviderClass, v.CSI.VolumeAttributes[CSIClassAttribute])
 	}
 	if v.Projected == nil {

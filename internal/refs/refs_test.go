@@ -174,7 +174,8 @@ func TestFromPodSpec_FindsTheSecretProviderClassOfSecretsStoreCSIVolumes(t *test
 		want []Ref
 	}{
 		{"secrets store volume", csiVolume(CSIDriver, map[string]string{CSIClassAttribute: "vault"}), []Ref{spc("vault")}},
-		{"another CSI driver", csiVolume("ebs.csi.aws.com", map[string]string{CSIClassAttribute: "vault"}), nil},
+		{"a fork of the driver, as Reloader reads it", csiVolume("secrets-store-gke.csi.k8s.io", map[string]string{CSIClassAttribute: "vault"}), []Ref{spc("vault")}},
+		{"another CSI driver, naming no class", csiVolume("ebs.csi.aws.com", map[string]string{"type": "gp3"}), nil},
 		{"no class attribute", csiVolume(CSIDriver, nil), nil},
 		{"empty class attribute", csiVolume(CSIDriver, map[string]string{CSIClassAttribute: ""}), nil},
 	}
