@@ -150,6 +150,11 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	if err != nil && !ending {
 		return Result{}, true, err
 	}
+	// From the finalizer's removal to the creation, the Job lives only in
+	// ripple's memory: a shutdown of ripple (an upgrade, a drain, a lost
+	// leadership) cancels ctx, and must not end that stretch in between.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handOverTimeout)
+	defer cancel()
 	body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion, "finalizers": []string{}}}
 	if err := t.patch(ctx, c, obj, body); client.IgnoreNotFound(err) != nil {
 		return Result{}, true, err
@@ -164,6 +169,12 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	}
 	return Result{Created: next, Cause: pending.Cause}, true, nil
 }
+
+// handOverTimeout bounds the finalizer's removal and the new Job's
+// creation, which a shutdown of ripple does not cut short: within the
+// manager's graceful shutdown (30 s), beyond createRetrying's second and
+// a half.
+const handOverTimeout = 10 * time.Second
 
 // ErrNotAdmitted marks the error of a recreation the API server did not
 // admit in a dry run: the old Job waits, deleted, for a later try.
