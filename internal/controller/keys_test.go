@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/refs"
 )
 
 func TestARecordedPreciseEntryTellsWhichKeysChangedAndComparesAcrossTheChoice(t *testing.T) {
@@ -140,5 +141,20 @@ func TestAnObjectPastTheKeyCapKeepsNoPerKeyDigestsAndAPreciseWorkloadRollsOnAnyO
 				t.Errorf("changed = %v, want %v (recorded %q, now %q)", got, tt.rolls, recorded, entry)
 			}
 		})
+	}
+}
+
+func TestChangedKeys_ReadsTheRecordWithTheKeyItWasWrittenWith(t *testing.T) {
+	previous := digest.NewKeyed([]byte("previous-key"))
+	ref := refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}
+	at := func(data map[string]string) tracked {
+		return tracked{version: versionSum{sum: digest.Object("ConfigMap", "ns/cfg", data, nil),
+			keys: digest.KeySums("ConfigMap", "ns/cfg", data, nil)}, used: []string{"a", "b"}, precise: true}
+	}
+	rec := record{objects: map[refs.Ref]string{ref: at(map[string]string{"a": "1", "b": "1"}).recordValue(previous.Short)}}
+	now := map[refs.Ref]tracked{ref: at(map[string]string{"a": "2", "b": "1"})}
+	got := changedKeys(rec, now, []refs.Ref{ref}, previous)
+	if !slices.Equal(got[ref], []string{"a"}) {
+		t.Fatalf("keys changed since a record under the previous key = %q, want [a]", got[ref])
 	}
 }

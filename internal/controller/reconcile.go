@@ -338,7 +338,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	next := r.next(v.current, r.kept(rec, v.current, changes))
 	causes, reason := r.causes(changes)
 	if len(causes) > 0 {
-		keys := r.changedKeys(rec, v.current, causes)
+		keys := changedKeys(rec, v.current, causes, keyed)
 		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))
 		if out.rolled && !r.Opts.DryRun {
 			countKeys(keys)
@@ -355,15 +355,16 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 }
 
 // changedKeys names, for each cause the workload reads only some keys of,
-// the keys that changed since the record.
-func (r *Reconciler) changedKeys(rec record, current map[refs.Ref]tracked, causes []refs.Ref) map[refs.Ref][]string {
+// the keys that changed since the record, read with the key it was written
+// with (after a key rotation, a previous one).
+func changedKeys(rec record, current map[refs.Ref]tracked, causes []refs.Ref, keyed digest.Keyed) map[refs.Ref][]string {
 	var out map[refs.Ref][]string
 	for _, ref := range causes {
 		t, ok := current[ref]
 		if !ok || !t.precise {
 			continue
 		}
-		if keys := t.changedKeys(rec.objects[ref], r.Keyed.Short); len(keys) > 0 {
+		if keys := t.changedKeys(rec.objects[ref], keyed.Short); len(keys) > 0 {
 			if out == nil {
 				out = map[refs.Ref][]string{}
 			}
