@@ -285,6 +285,11 @@ var _ = Describe("CronJobs", func() {
 		expectRecorded(cj)
 		setData(cm, "k", "2")
 		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		job := jobNow(ns, jobsIn(ns)()[0])()
+		waitFor(func() string {
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+			return cj.Spec.JobTemplate.Spec.Template.Annotations[annotations.ConfigDigest]
+		}).Should(Equal(job.Spec.Template.Annotations[annotations.ConfigDigest]), "ripple wrote the record and the stamp after the Job")
 		first.stop()
 		setData(cm, "k", "3")
 		update(cj, func(c *batchv1.CronJob) { delete(c.Annotations, annotations.Recorded) })
