@@ -7,6 +7,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits on one reload list. A Kubernetes name has at most 253 characters,
@@ -37,6 +38,10 @@ const (
 // through the cache of parsed lists and never changes once built.
 type NameList struct {
 	literals []string
+	// dotted are entries whose only metacharacter is ".", a name's dots
+	// most often: matched without compiling them, they cost a list's
+	// budget for regular expressions nothing.
+	dotted   []string
 	patterns []*regexp.Regexp
 }
 
@@ -104,6 +109,9 @@ func (b *listBuilder) add(entry string) {
 	case regexp.QuoteMeta(entry) == entry:
 		// A copy, so that the list does not keep the whole value alive.
 		b.list.literals = append(b.list.literals, strings.Clone(entry))
+		b.size += len(entry) + 16
+	case onlyDots(entry):
+		b.list.dotted = append(b.list.dotted, strings.Clone(entry))
 		b.size += len(entry) + 16
 	default:
 		b.pattern(entry)
@@ -222,10 +230,37 @@ func costOf(re *syntax.Regexp, limit int) int {
 	return n
 }
 
+// onlyDots reports whether the entry's only regex metacharacter is ".",
+// in valid UTF-8, which the parser refuses otherwise.
+func onlyDots(entry string) bool {
+	plain := strings.ReplaceAll(entry, ".", "")
+	return plain != entry && regexp.QuoteMeta(plain) == plain && utf8.ValidString(entry)
+}
+
+// matchDotted matches name against an entry whose only metacharacter is
+// ".", as "^entry$" would: rune by rune, "." any rune but a newline.
+func matchDotted(entry, name string) bool {
+	e, n := []rune(entry), []rune(name)
+	if len(e) != len(n) {
+		return false
+	}
+	for i := range e {
+		if e[i] == '.' && n[i] == '\n' || e[i] != '.' && e[i] != n[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Match reports whether name is on the list.
 func (l NameList) Match(name string) bool {
 	if _, found := slices.BinarySearch(l.literals, name); found {
 		return true
+	}
+	for _, entry := range l.dotted {
+		if matchDotted(entry, name) {
+			return true
+		}
 	}
 	for _, re := range l.patterns {
 		if re.MatchString(name) {
@@ -240,7 +275,9 @@ func (l NameList) Match(name string) bool {
 func (l NameList) Literals() []string { return l.literals }
 
 // HasPatterns reports whether any entry is a real regular expression.
-func (l NameList) HasPatterns() bool { return len(l.patterns) > 0 }
+func (l NameList) HasPatterns() bool { return len(l.patterns) > 0 || len(l.dotted) > 0 }
 
 // Empty reports whether the list has no valid entry.
-func (l NameList) Empty() bool { return len(l.literals) == 0 && len(l.patterns) == 0 }
+func (l NameList) Empty() bool {
+	return len(l.literals) == 0 && len(l.dotted) == 0 && len(l.patterns) == 0
+}

@@ -307,3 +307,41 @@ func TestParseNameList_EntryCannotEscapeTheAnchors(t *testing.T) {
 		t.Errorf("the entry was not reported as invalid")
 	}
 }
+
+func TestNameList_DottedNamesMatchAsRegularExpressionsAndCostNothing(t *testing.T) {
+	var names []string
+	for i := range 200 {
+		names = append(names, fmt.Sprintf("svc-%d.prod.example-config", i))
+	}
+	l, problem := ParseNameList(strings.Join(names, ","))
+	if problem != nil {
+		t.Fatalf("200 dotted names: %v", problem)
+	}
+	tests := []struct {
+		list, name string
+		want       bool
+	}{
+		{strings.Join(names, ","), "svc-199.prod.example-config", true},
+		{"a.b", "aXb", true},
+		{"a.b", "a.b", true},
+		{"a.b", "ab", false},
+		{"a.b", "aXXb", false},
+		{"a.b", "a\nb", false},
+		{"a.b", "aéb", true},
+		{"..", "é", false},
+	}
+	for _, tt := range tests {
+		list := l
+		if tt.list != strings.Join(names, ",") {
+			list, _ = ParseNameList(tt.list)
+		}
+		if got := list.Match(tt.name); got != tt.want {
+			t.Errorf("%q matches %q = %v, want %v", shortList(tt.list), tt.name, got, tt.want)
+		}
+		if !list.HasPatterns() || list.Empty() {
+			t.Errorf("%q: a dotted entry is a pattern", shortList(tt.list))
+		}
+	}
+}
+
+func shortList(s string) string { return Shorten(s, 40) }
