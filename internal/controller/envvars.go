@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -52,13 +53,18 @@ func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.E
 	secrets := reloaderSecretVars(v)
 	for _, c := range v.tmpl.Spec.Containers {
 		for _, e := range c.Env {
-			if _, ours := decodeEnvStamp(e.Name, e.Value); (ours || secrets[e.Name] && e.ValueFrom == nil) && !has(e.Name) {
+			if _, ours := decodeEnvStamp(e.Name, e.Value); (ours || secrets[e.Name] && reloaderSHA1.MatchString(e.Value)) && !has(e.Name) {
 				out = append(out, workload.EnvVar{Container: c.Name, Name: e.Name, Value: value})
 			}
 		}
 	}
 	return out
 }
+
+// reloaderSHA1 is the value Reloader gives its variables: the hex SHA-1 of
+// the object's data. A variable of that name the user set to another value
+// is theirs, and left alone.
+var reloaderSHA1 = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // reloaderSecretVars names the variables Reloader would have set for the
 // Secrets the workload tracks. Reloader's value is a plain SHA-1 of the

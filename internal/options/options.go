@@ -218,10 +218,12 @@ func (p *Parser) Options() (Options, error) {
 		vals *[]string
 	}{{"namespaces", &p.raw.namespaces}, {"namespaces-to-ignore", &p.raw.namespacesToIgnore},
 		{"namespace-selector", &p.raw.namespaceSelector}, {"resource-label-selector", &p.raw.resourceSelector}} {
-		var err error
-		if *l.vals, err = csvValues(*l.vals); err != nil {
+		vals, err := csvValues(*l.vals)
+		if err != nil {
 			fail(l.flag, err)
+			continue
 		}
+		*l.vals = vals
 	}
 	r = p.raw
 	var err error

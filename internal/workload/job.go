@@ -151,8 +151,9 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 		return Result{}, true, err
 	}
 	// From the finalizer's removal to the creation, the Job lives only in
-	// ripple's memory: a shutdown of ripple (an upgrade, a drain, a lost
-	// leadership) cancels ctx, and must not end that stretch in between.
+	// ripple's memory: a shutdown of ripple (an upgrade, a drain) cancels
+	// ctx, and must not end that stretch in between. A lost leadership
+	// ends the process at once, and still may.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handOverTimeout)
 	defer cancel()
 	body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion, "finalizers": []string{}}}
