@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +51,13 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 	}
 	for i := range pods {
 		pods[i].SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
-		if err := r.Patch(ctx, &pods[i], client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		err := r.Patch(ctx, &pods[i], client.RawPatch(types.MergePatchType, patch))
+		switch {
+		case apierrors.IsForbidden(err), apierrors.IsInvalid(err):
+			// Refused for good (an admission policy on pods, say): trying
+			// again would leave the change in no pod, and say nothing.
+			return outcome{}, fmt.Sprintf("stamping pod %s was refused: %s", pods[i].Name, annotations.Shorten(err.Error(), 256)), nil
+		case client.IgnoreNotFound(err) != nil:
 			return outcome{}, "", fmt.Errorf("stamping pod %s: %w", pods[i].Name, err)
 		}
 	}

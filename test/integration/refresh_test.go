@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,6 +105,25 @@ var _ = Describe("The refresh strategy", func() {
 		Entry("through a volume only an init container mounts, which does not run again", []podMod{volumeConfigMap("cfg"), initContainerMounts("cfg")},
 			"ConfigMap/cfg is mounted whole by no running container"),
 	)
+
+	It("rolls instead, and says why, when the API server refuses to stamp the pods", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		refuse(ns, admissionregistrationv1.Update, "", "pods", func() error {
+			probe := pod.DeepCopy()
+			probe.Annotations = map[string]string{"probe": "1"}
+			return k8s.Update(suiteCtx, probe, client.DryRunAll)
+		})
+		startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(eventsFor(dep)()).To(ContainElement(And(HavePrefix("NotRefreshed: Rolling instead of refreshing in place: stamping pod dep-1 was refused"),
+			ContainSubstring("frozen by the test"))))
+	})
 
 	It("reports the strategy without --enable-pod-refresh and rolls", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
