@@ -76,7 +76,7 @@ func (r *Reconciler) postInstead(ctx context.Context, v state, next record, name
 		r.event(v.obj, corev1.EventTypeWarning, ReasonWebhookFailed, "Webhook", "Posting the change of %s to the webhook failed: %v", names, err)
 		return outcome{}, fmt.Errorf("posting the change of %s to --webhook-url: %w", names, err)
 	}
-	if err := r.record(ctx, v.obj, next); err != nil {
+	if err := r.recordAfter(ctx, v.obj, next); err != nil {
 		return outcome{}, err
 	}
 	skipsTotal.WithLabelValues(skipWebhook).Inc()

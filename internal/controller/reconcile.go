@@ -684,6 +684,24 @@ func (r *Reconciler) record(ctx context.Context, obj client.Object, rec record) 
 	return r.Type.Write(ctx, r.Client, obj, rec.encode(), "")
 }
 
+// recordAfter writes the record of a change whose effect is done outside
+// the workload (a webhook's POST, pods stamped): a write to the workload
+// meanwhile makes the record's write conflict, and a retry would repeat
+// that effect. So the workload is read again, and the record written on
+// that version, unless another record was written since.
+func (r *Reconciler) recordAfter(ctx context.Context, obj client.Object, rec record) error {
+	err := r.record(ctx, obj, rec)
+	if !apierrors.IsConflict(err) {
+		return err
+	}
+	fresh := r.Type.New()
+	if r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh) != nil ||
+		fresh.GetUID() != obj.GetUID() || fresh.GetAnnotations()[annotations.Recorded] != obj.GetAnnotations()[annotations.Recorded] {
+		return err
+	}
+	return r.record(ctx, fresh, rec)
+}
+
 func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {
 	for _, p := range problems {
 		if r.logged.first(obj, "problem", p.String()) {

@@ -61,7 +61,7 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 			return outcome{}, "", fmt.Errorf("stamping pod %s: %w", pods[i].Name, err)
 		}
 	}
-	if err := r.record(ctx, v.obj, next); err != nil {
+	if err := r.recordAfter(ctx, v.obj, next); err != nil {
 		return outcome{}, "", err
 	}
 	log := logf.FromContext(ctx)

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/options"
@@ -32,6 +33,8 @@ type hook struct {
 	mu       sync.Mutex
 	requests int
 	accepted []string
+	// beforeAnswer, when set, runs before each answer.
+	beforeAnswer func()
 }
 
 func newHook(status int) *hook {
@@ -54,6 +57,12 @@ func (h *hook) serve(w http.ResponseWriter, r *http.Request) {
 		case <-h.release:
 		}
 		return
+	}
+	h.mu.Lock()
+	before := h.beforeAnswer
+	h.mu.Unlock()
+	if before != nil {
+		before()
 	}
 	code := int(h.status.Load())
 	h.mu.Lock()
@@ -334,6 +343,32 @@ var _ = Describe("--webhook-url", func() {
 		Consistently(h.bodies, quiet).Should(HaveLen(2))
 		expectNoRollout(dep, before)
 		Expect(string(ripple.logs.Contents())).NotTo(ContainSubstring("s3cr3t-token"), "the webhook's path is never logged")
+	})
+
+	It("posts a change once when the workload is written while the webhook answers", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		h := newHook(http.StatusOK)
+		key, touches := client.ObjectKeyFromObject(dep), 0
+		h.mu.Lock()
+		h.beforeAnswer = func() {
+			// Its own object: the spec reads dep meanwhile.
+			touches++
+			d := &appsv1.Deployment{}
+			if k8s.Get(suiteCtx, key, d) == nil {
+				d.Labels = map[string]string{"touched": strconv.Itoa(touches)}
+				_ = k8s.Update(suiteCtx, d)
+			}
+		}
+		h.mu.Unlock()
+		startRipple("--webhook-url=" + h.URL + "/hook")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		Eventually(func() string { return stateOf(dep).Recorded }, "10s").ShouldNot(Equal(before.Recorded), "the change is recorded")
+		Consistently(h.bodies, quiet).Should(HaveLen(1), "posted once, though the record's first write conflicted")
 	})
 
 	It("retries a failing webhook, recording nothing, until it answers", func() {
