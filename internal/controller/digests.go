@@ -51,6 +51,9 @@ type versionSum struct {
 	keys map[string]digest.Sum
 	// dataWrittenAt is the last second the object's data was written.
 	dataWrittenAt int64
+	// immutable is the object's immutable field: the kubelet stops
+	// watching such an object, so a refresh in place cannot deliver it.
+	immutable bool
 }
 
 func newDigests(reader client.Reader) *digests {
@@ -113,7 +116,18 @@ func (d *digests) store(obj client.Object) versionSum {
 // Past maxKeySums keys, it keeps no digest per key (keySumsOf).
 func sumVersion(obj client.Object) versionSum {
 	sum := sumOf(obj)
-	return versionSum{version: obj.GetResourceVersion(), sum: sum, keys: keySumsOf(obj, sum), dataWrittenAt: dataWrittenAt(obj)}
+	return versionSum{version: obj.GetResourceVersion(), sum: sum, keys: keySumsOf(obj, sum), dataWrittenAt: dataWrittenAt(obj),
+		immutable: isImmutable(obj)}
+}
+
+func isImmutable(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		return o.Immutable != nil && *o.Immutable
+	case *corev1.Secret:
+		return o.Immutable != nil && *o.Immutable
+	}
+	return false
 }
 
 func ignoreGone(kind refs.Kind, key types.NamespacedName, err error) error {

@@ -36,6 +36,11 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 		if isBucket(ref) {
 			return outcome{}, fmt.Sprintf("%s changed in a record folded into buckets, which does not say which object", ref.Kind), nil
 		}
+		if v.current[ref].version.immutable {
+			// Changed only by its recreation, which a kubelet that has it
+			// does not see: it stops watching an immutable object.
+			return outcome{}, fmt.Sprintf("%s is immutable, and the kubelet does not update it in running pods", ref), nil
+		}
 		if why := refs.NotRefreshable(&v.tmpl.Spec, ref); why != "" {
 			return outcome{}, why, nil
 		}

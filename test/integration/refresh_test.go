@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -105,6 +106,26 @@ var _ = Describe("The refresh strategy", func() {
 		Entry("through a volume only an init container mounts, which does not run again", []podMod{volumeConfigMap("cfg"), initContainerMounts("cfg")},
 			"ConfigMap/cfg is mounted whole by no running container"),
 	)
+
+	It("rolls instead, and says why, when an immutable ConfigMap is recreated with other data", func() {
+		immutable := func(data string) *corev1.ConfigMap {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": data}, Immutable: ptr.To(true)}
+			Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
+			return cm
+		}
+		cm := immutable("1")
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+		immutable("2")
+
+		expectRolledOnce(dep, before)
+		Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: ConfigMap/cfg is immutable, and the kubelet does not update it in running pods"))
+		Expect(refreshedStamp(pod)()).To(BeEmpty())
+	})
 
 	It("rolls instead, and says why, when the API server refuses to stamp the pods", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
