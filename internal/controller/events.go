@@ -63,8 +63,7 @@ type recorder struct {
 	queue    chan *eventsv1.Event
 	log      logr.Logger
 
-	mu     sync.Mutex
-	recent *lru.Cache
+	recent *recentSet
 }
 
 // protobufConfig is the manager's client configuration for a typed client
@@ -84,7 +83,7 @@ func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (*recorder, e
 	}
 	host, _ := os.Hostname()
 	r := &recorder{client: cl.RESTClient(), scheme: mgr.GetScheme(), instance: "ripple-" + host, writes: w,
-		queue: make(chan *eventsv1.Event, eventQueue), log: mgr.GetLogger().WithName("events"), recent: lru.New(recentEvents)}
+		queue: make(chan *eventsv1.Event, eventQueue), log: mgr.GetLogger().WithName("events"), recent: newRecentSet(recentEvents, eventRepeat)}
 	go r.run(ctx)
 	return r, nil
 }
@@ -125,7 +124,7 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	case r.queue <- ev:
 	default:
 		// Not written, so a repeat is not one.
-		r.recent.Remove(repeatKeyOf(ev))
+		r.recent.forget(repeatKeyOf(ev))
 		eventsDroppedTotal.Inc()
 	}
 }
@@ -133,14 +132,38 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 // repeats reports whether an Event with the same object version, reason,
 // action and note was queued within eventRepeat, and remembers this one.
 func (r *recorder) repeats(ev *eventsv1.Event, now time.Time) bool {
-	key := repeatKeyOf(ev)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if at, ok := r.recent.Get(key); ok && now.Sub(at.(time.Time)) < eventRepeat {
-		return true
+	return !r.recent.first(repeatKeyOf(ev), now)
+}
+
+// recentSet remembers what was said lately about one version of an object
+// (an Event, a log line): each key for window, at most size keys, the
+// least recently used forgotten first.
+type recentSet struct {
+	mu     sync.Mutex
+	seen   *lru.Cache
+	window time.Duration
+}
+
+func newRecentSet(size int, window time.Duration) *recentSet {
+	return &recentSet{seen: lru.New(size), window: window}
+}
+
+// first reports whether key was not said within the window before now,
+// and remembers it as said now.
+func (s *recentSet) first(key any, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at, ok := s.seen.Get(key); ok && now.Sub(at.(time.Time)) < s.window {
+		return false
 	}
-	r.recent.Add(key, now)
-	return false
+	s.seen.Add(key, now)
+	return true
+}
+
+func (s *recentSet) forget(key any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen.Remove(key)
 }
 
 type repeatKey struct {

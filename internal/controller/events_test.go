@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/lru"
 )
 
 func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
@@ -29,7 +28,7 @@ func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &recorder{recent: lru.New(recentEvents)}
+			r := &recorder{recent: newRecentSet(recentEvents, eventRepeat)}
 			if r.repeats(event("1", "bad"), at) {
 				t.Fatal("the first Event counts as a repeat")
 			}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -59,9 +57,9 @@ type Reconciler struct {
 	// looked holds the workloads looked at to the end since start,
 	// reported those another installation was reported on.
 	looked, reported *onceSet
-	// logged holds the log lines about a user's mistake already written,
-	// so that each is written once per workload version (logOnce).
-	logged  logOnce
+	// logged holds the log lines about a user's mistake written lately
+	// (logFirst).
+	logged  *recentSet
 	optedIn *optedIn
 	// now tells the API server's time, which timestamps on objects use.
 	now func() time.Time
@@ -620,7 +618,7 @@ func (r *Reconciler) resumed(ctx context.Context, obj client.Object, res workloa
 func (r *Reconciler) borrowed(ctx context.Context, obj client.Object, v *view) (*view, error) {
 	if v.unfollowable != "" {
 		skipsTotal.WithLabelValues(skipTemplateRef).Inc()
-		if r.logged.first(obj, "templateRef", v.unfollowable) {
+		if r.logFirst(obj, "templateRef", v.unfollowable) {
 			logf.FromContext(ctx).Info("Cannot read the pod template the workload uses", "reason", v.unfollowable)
 		}
 		r.event(obj, corev1.EventTypeWarning, ReasonReloadSkipped, "Reload", "Not tracked: %s", v.unfollowable)
@@ -704,28 +702,16 @@ func (r *Reconciler) recordAfter(ctx context.Context, obj client.Object, rec rec
 
 func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {
 	for _, p := range problems {
-		if r.logged.first(obj, "problem", p.String()) {
+		if r.logFirst(obj, "problem", p.String()) {
 			logf.FromContext(ctx).Info("Ignoring an invalid annotation value", "annotation", p.Annotation, "value", p.Value, "reason", p.Reason)
 		}
 		r.event(obj, corev1.EventTypeWarning, ReasonInvalidAnnotation, "Parse", "%s", p.String())
 	}
 }
 
-// loggedLines bounds the log lines about a user's mistake that logOnce
-// remembers: past it, the least recently seen is forgotten, and logged
-// again the next time it is seen.
+// loggedLines bounds the log lines about a user's mistake that are
+// remembered (Reconciler.logged).
 const loggedLines = 4096
-
-// logOnce remembers which log lines about a user's mistake (an invalid
-// annotation, a reference ripple cannot follow) were written for which
-// workload version. A workload is reconciled again and again at the same
-// version, a paced one waiting for a slot every few seconds: its mistake
-// is logged once, as its Event is written once (recorder.repeats), and
-// again once the workload changes. Its zero value is ready to use.
-type logOnce struct {
-	mu   sync.Mutex
-	seen *lru.Cache
-}
 
 type loggedKey struct {
 	uid     types.UID
@@ -733,20 +719,13 @@ type loggedKey struct {
 	line    [sha256.Size]byte
 }
 
-// first reports whether the line of kind about obj's version is not
-// remembered yet, and remembers it.
-func (o *logOnce) first(obj client.Object, kind, line string) bool {
+// logFirst reports whether a line of kind about a mistake in obj's version
+// was not logged lately, as its Event is written once (recorder.repeats):
+// a workload is reconciled again and again at one version, a paced one
+// waiting for a slot every few seconds.
+func (r *Reconciler) logFirst(obj client.Object, kind, line string) bool {
 	key := loggedKey{uid: obj.GetUID(), version: obj.GetResourceVersion(), line: sha256.Sum256([]byte(kind + "\n" + line))}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.seen == nil {
-		o.seen = lru.New(loggedLines)
-	}
-	if _, ok := o.seen.Get(key); ok {
-		return false
-	}
-	o.seen.Add(key, struct{}{})
-	return true
+	return r.logged.first(key, time.Now())
 }
 
 // noteLimit is the most bytes the API server accepts in an Event's note: it

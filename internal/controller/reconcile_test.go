@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -49,7 +50,7 @@ func workloadAt(version string) *appsv1.Deployment {
 }
 
 func TestReportProblems_LogsEachProblemOncePerWorkloadVersion(t *testing.T) {
-	r := &Reconciler{Recorder: events.NewFakeRecorder(100)}
+	r := &Reconciler{Recorder: events.NewFakeRecorder(100), logged: newRecentSet(loggedLines, eventRepeat)}
 	var log lineLog
 	ctx := log.ctx()
 	problems := []annotations.Problem{
@@ -77,7 +78,7 @@ func TestReportProblems_LogsEachProblemOncePerWorkloadVersion(t *testing.T) {
 }
 
 func TestBorrowed_LogsAnUnfollowableReferenceOncePerWorkloadVersion(t *testing.T) {
-	r := &Reconciler{Recorder: events.NewFakeRecorder(100)}
+	r := &Reconciler{Recorder: events.NewFakeRecorder(100), logged: newRecentSet(loggedLines, eventRepeat)}
 	var log lineLog
 	ctx := log.ctx()
 	v := &view{unfollowable: `spec.workloadRef names ReplicaSet "web" of "apps/v1": ripple follows only the pod template of a Deployment (apps/v1)`}
@@ -99,25 +100,40 @@ func TestBorrowed_LogsAnUnfollowableReferenceOncePerWorkloadVersion(t *testing.T
 	}
 }
 
-func TestLogOnce_RemembersAtMostLoggedLinesForgettingTheOldest(t *testing.T) {
-	var o logOnce
+func TestLogFirst_RemembersAtMostLoggedLinesForgettingTheOldest(t *testing.T) {
+	r := &Reconciler{logged: newRecentSet(loggedLines, eventRepeat)}
 	oldest := workloadAt("0")
-	if !o.first(oldest, "problem", "p") {
+	if !r.logFirst(oldest, "problem", "p") {
 		t.Fatal("the first line is not first")
 	}
-	if o.first(oldest, "problem", "p") {
+	if r.logFirst(oldest, "problem", "p") {
 		t.Fatal("the same line is first twice")
 	}
-	if !o.first(oldest, "templateRef", "p") {
+	if !r.logFirst(oldest, "templateRef", "p") {
 		t.Error("a line of another kind with the same text is not first")
 	}
 	for i := range loggedLines {
-		o.first(workloadAt(strings.Repeat("9", i%7)+string(rune('a'+i%26))+strings.Repeat("x", i/26)), "problem", "p")
+		r.logFirst(workloadAt(strings.Repeat("9", i%7)+string(rune('a'+i%26))+strings.Repeat("x", i/26)), "problem", "p")
 	}
-	if n := o.seen.Len(); n > loggedLines {
-		t.Errorf("logOnce remembers %d lines, want at most %d", n, loggedLines)
+	if n := r.logged.seen.Len(); n != loggedLines {
+		t.Errorf("%d lines remembered, want %d: it fills up to its bound", n, loggedLines)
 	}
-	if !o.first(oldest, "problem", "p") {
+	if !r.logFirst(oldest, "problem", "p") {
 		t.Error("the oldest line is still remembered past loggedLines")
+	}
+}
+
+func TestRecentSet_SaysAKeyAgainOnceItsWindowPassed(t *testing.T) {
+	s := newRecentSet(10, time.Minute)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if !s.first("k", at) || s.first("k", at.Add(59*time.Second)) {
+		t.Fatal("a key is first once within its window")
+	}
+	if !s.first("k", at.Add(2*time.Minute)) {
+		t.Error("a key is not first again after its window")
+	}
+	s.forget("k")
+	if !s.first("k", at.Add(2*time.Minute)) {
+		t.Error("a forgotten key is not first")
 	}
 }
