@@ -76,6 +76,7 @@ func watchCSI(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums
 	if _, err := inf.AddEventHandler(f.handlers()); err != nil {
 		return nil, nil, fmt.Errorf("watching SecretProviderClassPodStatus: %w", err)
 	}
+	f.synced = inf.HasSynced
 	return f, mgr.GetCache(), nil
 }
 

@@ -9,9 +9,10 @@
 //   - csi.go: with --enable-csi-integration, one more watch, of the
 //     SecretProviderClassPodStatus objects the secrets store CSI driver
 //     writes; a SecretProviderClass is tracked through them.
-//   - cache.go: the informer cache holds only the trimmed metadata of
-//     ConfigMaps and Secrets, so unused objects cost a few hundred bytes and
-//     no data is ever cached.
+//   - configcache.go: ripple's own informers hold a compact copy of the
+//     metadata of ConfigMaps and Secrets, so unused objects cost about 200
+//     bytes and no data is ever cached; cache.go configures
+//     controller-runtime's cache, of the workloads.
 //   - handler.go: the one handler per informer (fanout) drops an update that
 //     repeats a resourceVersion (a resync), looks "kind/namespace/name" up in
 //     refIndex (index.go) and queues each workload found, keyed by workload,

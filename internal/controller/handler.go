@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type fanout struct {
 	inScope  func(client.Object) bool
 	digests  *digests
 	log      logr.Logger
+	// synced holds the controllers' workers back until the informer has
+	// synced (fanoutSource), as controller-runtime does for its own caches.
+	synced toolscache.InformerSynced
 
 	mu      sync.RWMutex
 	targets []target
@@ -53,16 +57,43 @@ type target struct {
 // queueFor is the source through which a controller receives the fanout's
 // events for its workload type: started with the controller, it hands the
 // controller's queue to the fanout, whose informer handler is already
-// registered. A change seen before a controller starts is not lost, since
+// registered, and holds the controller's workers back until the informer
+// has synced. A change seen before a controller starts is not lost, since
 // the controller reconciles every workload when it starts.
 func (f *fanout) queueFor(typ workload.Type, seen *triggers) source.Source {
-	return source.Func(func(_ context.Context, q queue) error {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.targets = append(f.targets, target{typ: typ, seen: seen, queue: q})
-		return nil
-	})
+	return &fanoutSource{f: f, typ: typ, seen: seen}
 }
+
+type fanoutSource struct {
+	f    *fanout
+	typ  workload.Type
+	seen *triggers
+	// run is the controller's context, which Start is given.
+	run context.Context
+}
+
+func (s *fanoutSource) Start(ctx context.Context, q queue) error {
+	s.run = ctx
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	s.f.targets = append(s.f.targets, target{typ: s.typ, seen: s.seen, queue: q})
+	return nil
+}
+
+// WaitForSync waits as long as the controller runs, not for the
+// controller's cache sync timeout, which its context carries: the manager
+// waits for its own caches without a limit, and ripple's caches of
+// ConfigMaps and Secrets start only after those. A first list of many
+// Secrets, slowed by the API server's fairness, keeps ripple unready for
+// longer, rather than make it exit and restart the list.
+func (s *fanoutSource) WaitForSync(context.Context) error {
+	if !toolscache.WaitForCacheSync(s.run.Done(), s.f.synced) {
+		return fmt.Errorf("waiting for the %s cache to sync: %w", s.f.kind, s.run.Err())
+	}
+	return nil
+}
+
+func (s *fanoutSource) String() string { return "changes of " + string(s.f.kind) + "s" }
 
 // handlers are the informer's callbacks. The initial list is skipped, as
 // every workload is reconciled on its own create event at start anyway; an
@@ -72,22 +103,22 @@ func (f *fanout) queueFor(typ workload.Type, seen *triggers) source.Source {
 func (f *fanout) handlers() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			if o := asObject(obj); o != nil && !isInInitialList {
+			if o := f.object(obj); o != nil && !isInInitialList {
 				f.digests.born.add(o, time.Now())
 				f.enqueue(o)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
-			o, n := asObject(oldObj), asObject(newObj)
-			if o != nil && n != nil && o.GetResourceVersion() != n.GetResourceVersion() {
-				f.enqueue(n)
+			o, n := versionOf(oldObj), versionOf(newObj)
+			if o != "" && n != "" && o != n {
+				f.enqueue(f.object(newObj))
 			}
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if o := asObject(obj); o != nil {
+			if o := f.object(obj); o != nil {
 				f.digests.forget(o.GetUID())
 				f.digests.born.forget(o.GetUID())
 				f.enqueue(o)
@@ -96,14 +127,27 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 	}
 }
 
-func asObject(obj any) client.Object {
+func versionOf(obj any) string {
+	if m, ok := obj.(*configMeta); ok {
+		return m.version
+	}
+	if o, ok := obj.(client.Object); ok {
+		return o.GetResourceVersion()
+	}
+	return ""
+}
+
+// object is an informer's object as the rest of ripple reads it.
+func (f *fanout) object(obj any) client.Object {
+	if m, ok := obj.(*configMeta); ok {
+		return m.object(f.kind)
+	}
 	o, _ := obj.(client.Object)
 	return o
 }
 
-func (f *fanout) enqueue(obj any) {
-	o := asObject(obj)
-	if o == nil || !f.inScope(o) {
+func (f *fanout) enqueue(o client.Object) {
+	if !f.inScope(o) {
 		return
 	}
 	now := time.Now()

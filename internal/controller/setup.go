@@ -46,7 +46,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err := addFeeds(mgr, opts, sums); err != nil {
 		return err
 	}
-	config, err := watchConfig(ctx, mgr, opts, sums)
+	caches, config, err := watchConfig(mgr, opts, sums)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		if !served {
 			continue
 		}
-		r := &Reconciler{Client: workloadClient(jobReader(mgr, opts, patches), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
+		r := &Reconciler{Client: workloadClient(jobReader(mgr, opts, configReads{Client: patches, caches: caches}), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), logged: newRecentSet(loggedLines, eventRepeat), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
@@ -143,28 +143,30 @@ func apiServed(mgr ctrl.Manager, typ workload.Type) (bool, error) {
 	return true, nil
 }
 
-// watchConfig registers one handler on each of the ConfigMap and Secret
-// informers that are not ignored. Each handler serves every workload type
-// (see fanout): one buffer of pending events per informer instead of one
-// per type saved 0.5 MiB in the bench's memory scenario.
-func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums *digests) ([]*fanout, error) {
+// watchConfig caches ConfigMaps and Secrets that are not ignored
+// (configcache.go) and registers one handler on each cache. Each handler
+// serves every workload type (see fanout): one buffer of pending events per
+// informer instead of one per type saved 0.5 MiB in the bench's memory
+// scenario.
+func watchConfig(mgr ctrl.Manager, opts *options.Options, sums *digests) (configCaches, []*fanout, error) {
+	caches, err := addConfigCaches(mgr, opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	var fans []*fanout
 	for _, ck := range refs.Kinds {
-		if kindIgnored(opts, ck) {
+		c := caches[ck]
+		if c == nil {
 			continue
 		}
 		f := &fanout{kind: ck, name: client.Object.GetName, reader: mgr.GetClient(), debounce: opts.Debounce, inScope: inScope(opts), digests: sums,
-			log: mgr.GetLogger().WithName("config").WithValues("kind", string(ck))}
-		inf, err := mgr.GetCache().GetInformer(ctx, configObject(ck))
-		if err != nil {
-			return nil, fmt.Errorf("watching %s: %w", ck, err)
-		}
-		if _, err := inf.AddEventHandler(f.handlers()); err != nil {
-			return nil, fmt.Errorf("watching %s: %w", ck, err)
+			log: mgr.GetLogger().WithName("config").WithValues("kind", string(ck)), synced: c.hasSynced}
+		if err := c.addEventHandler(f.handlers()); err != nil {
+			return nil, nil, err
 		}
 		fans = append(fans, f)
 	}
-	return fans, nil
+	return caches, fans, nil
 }
 
 // SetupWithManager indexes the workloads of r's type by the config they may

@@ -1,0 +1,356 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/metadata"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// configMeta is what ripple caches of a ConfigMap or Secret: identity,
+// version, creation time and the two annotations an object may carry for
+// ripple. Labels and other annotations, kubectl's last-applied copy of the
+// data above all, would only cost memory. It is about a third of a cached
+// PartialObjectMetadata, trimmed alike (288 bytes before its strings): on
+// a cluster of tens of thousands of ConfigMaps and Secrets, most of which
+// no workload uses, that is most of what ripple holds.
+type configMeta struct {
+	namespace, name string
+	uid             types.UID
+	version         string
+	created         int64 // creationTimestamp, which has whole seconds
+	annotations     map[string]string
+}
+
+func (m *configMeta) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (m *configMeta) DeepCopyObject() runtime.Object {
+	c := *m
+	c.annotations = maps.Clone(m.annotations)
+	return &c
+}
+
+// GetObjectMeta serves client-go's informer: its key function, and its
+// store and handlers, which tell an update from a resync by the version.
+func (m *configMeta) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Namespace: m.namespace, Name: m.name, UID: m.uid, ResourceVersion: m.version}
+}
+
+// object is the metadata as the rest of ripple reads it.
+func (m *configMeta) object(kind refs.Kind) *metav1.PartialObjectMetadata {
+	obj := configObject(kind)
+	obj.ObjectMeta = metav1.ObjectMeta{
+		Namespace:         m.namespace,
+		Name:              m.name,
+		UID:               m.uid,
+		ResourceVersion:   m.version,
+		CreationTimestamp: metav1.Unix(m.created, 0),
+		Annotations:       maps.Clone(m.annotations),
+	}
+	return obj
+}
+
+// compactConfig is the informers' transform into configMeta. The
+// namespace of an object repeats that of the one before it in a list,
+// which is sorted, so keeping the last one's string shares it.
+func compactConfig(keys annotations.Keys) toolscache.TransformFunc {
+	keep := []string{keys.Ignore, keys.Match}
+	var (
+		mu      sync.Mutex
+		lastNS  string
+		compact = func(m *metav1.PartialObjectMetadata) *configMeta {
+			out := &configMeta{name: m.Name, uid: m.UID, version: m.ResourceVersion, created: m.CreationTimestamp.Unix()}
+			mu.Lock()
+			if m.Namespace != lastNS {
+				lastNS = m.Namespace
+			}
+			out.namespace = lastNS
+			mu.Unlock()
+			for _, k := range keep {
+				if v, ok := m.Annotations[k]; ok {
+					if out.annotations == nil {
+						out.annotations = make(map[string]string, len(keep))
+					}
+					out.annotations[k] = v
+				}
+			}
+			return out
+		}
+	)
+	return func(obj any) (any, error) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			return compact(m), nil
+		}
+		return obj, nil
+	}
+}
+
+// configCache is the cache of one kind's metadata: an informer of each
+// watched namespace, or one of the cluster, filtered by the API server
+// with --resource-label-selector, holding configMeta.
+type configCache struct {
+	kind      refs.Kind
+	informers map[string]toolscache.SharedIndexInformer
+}
+
+func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind) (*configCache, error) {
+	var selector string
+	if opts.ResourceSelector != nil {
+		selector = opts.ResourceSelector.String()
+	}
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
+	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
+	for _, ns := range namespaces {
+		res := mc.Resource(gvr).Namespace(ns)
+		lw := &toolscache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.LabelSelector = selector
+				return res.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.LabelSelector = selector
+				return res.Watch(ctx, o)
+			},
+		}
+		inf := toolscache.NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{}, toolscache.SharedIndexInformerOptions{
+			Indexers:          toolscache.Indexers{toolscache.NamespaceIndex: namespaceOf},
+			ObjectDescription: string(kind),
+		})
+		if err := inf.SetTransform(compactConfig(opts.Keys)); err != nil {
+			return nil, fmt.Errorf("caching %ss: %w", kind, err)
+		}
+		c.informers[ns] = inf
+	}
+	return c, nil
+}
+
+func resourceOf(kind refs.Kind) string {
+	if kind == refs.Secret {
+		return "secrets"
+	}
+	return "configmaps"
+}
+
+func namespaceOf(obj any) ([]string, error) {
+	if m, ok := obj.(*configMeta); ok {
+		return []string{m.namespace}, nil
+	}
+	return toolscache.MetaNamespaceIndexFunc(obj)
+}
+
+// Start runs the informers until ctx ends, on every replica, so that a
+// replica elected leader starts with a warm cache.
+func (c *configCache) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, inf := range c.informers {
+		wg.Go(func() { inf.RunWithContext(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+func (c *configCache) NeedLeaderElection() bool { return false }
+
+func (c *configCache) hasSynced() bool {
+	for _, inf := range c.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *configCache) addEventHandler(h toolscache.ResourceEventHandler) error {
+	for _, inf := range c.informers {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return fmt.Errorf("watching %s: %w", c.kind, err)
+		}
+	}
+	return nil
+}
+
+func (c *configCache) indexerFor(ns string) (toolscache.Indexer, error) {
+	inf, ok := c.informers[metav1.NamespaceAll]
+	if !ok {
+		inf, ok = c.informers[ns]
+	}
+	if !ok {
+		return nil, fmt.Errorf("%ss of namespace %q are not cached", c.kind, ns)
+	}
+	return inf.GetIndexer(), nil
+}
+
+func (c *configCache) get(key types.NamespacedName) (*configMeta, error) {
+	idx, err := c.indexerFor(key.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	obj, found, err := idx.GetByKey(key.Namespace + "/" + key.Name)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, apierrors.NewNotFound(corev1.Resource(resourceOf(c.kind)), key.Name)
+	}
+	m, ok := obj.(*configMeta)
+	if !ok {
+		return nil, fmt.Errorf("the cache holds a %T", obj)
+	}
+	return m, nil
+}
+
+func (c *configCache) list(ns string) ([]*configMeta, error) {
+	idx, err := c.indexerFor(ns)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := idx.ByIndex(toolscache.NamespaceIndex, ns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*configMeta, 0, len(objs))
+	for _, o := range objs {
+		if m, ok := o.(*configMeta); ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// configCaches are the caches of the kinds that are not ignored.
+type configCaches map[refs.Kind]*configCache
+
+// addConfigCaches adds a cache of each kind that is not ignored to the
+// manager, and a readiness check that waits for them. The manager starts
+// them once its own caches, of the workloads, have synced.
+func addConfigCaches(mgr ctrl.Manager, opts *options.Options) (configCaches, error) {
+	mc, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating the metadata client: %w", err)
+	}
+	caches := configCaches{}
+	for _, kind := range refs.Kinds {
+		if kindIgnored(opts, kind) {
+			continue
+		}
+		c, err := newConfigCache(mc, opts, kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(c); err != nil {
+			return nil, fmt.Errorf("caching %ss: %w", kind, err)
+		}
+		caches[kind] = c
+	}
+	err = mgr.AddReadyzCheck("config-cache-synced", func(*http.Request) error {
+		for _, c := range caches {
+			if !c.hasSynced() {
+				return errors.New("the caches of ConfigMaps and Secrets are not in sync yet")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adding the readiness check: %w", err)
+	}
+	return caches, nil
+}
+
+// configReads is a client that reads the metadata of ConfigMaps and
+// Secrets from ripple's caches of them, and everything else through c.
+// Such a read through c would start an informer of controller-runtime's,
+// of every object of the kind, untrimmed: a kind without a cache of
+// ripple's (ignored) is an error instead.
+type configReads struct {
+	client.Client
+	caches configCaches
+}
+
+// cacheOf returns the cache that serves reads of gvk, nil for another
+// kind, and an error for a ConfigMap or Secret kind ripple does not cache.
+func (c configReads) cacheOf(gvk schema.GroupVersionKind, suffix string) (*configCache, error) {
+	if gvk.Group != "" || gvk.Version != "v1" {
+		return nil, nil
+	}
+	for _, kind := range refs.Kinds {
+		if gvk.Kind != string(kind)+suffix {
+			continue
+		}
+		if cc := c.caches[kind]; cc != nil {
+			return cc, nil
+		}
+		return nil, fmt.Errorf("%ss are ignored, so not cached", kind)
+	}
+	return nil, nil
+}
+
+func (c configReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return c.Client.Get(ctx, key, obj, opts...)
+	}
+	cc, err := c.cacheOf(m.GroupVersionKind(), "")
+	switch {
+	case err != nil:
+		return err
+	case cc == nil:
+		return c.Client.Get(ctx, key, obj, opts...)
+	}
+	cm, err := cc.get(key)
+	if err != nil {
+		return err
+	}
+	*m = *cm.object(cc.kind)
+	return nil
+}
+
+// List serves a namespace's ConfigMaps or Secrets; the caches have no
+// other index.
+func (c configReads) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	l, ok := list.(*metav1.PartialObjectMetadataList)
+	if !ok {
+		return c.Client.List(ctx, list, opts...)
+	}
+	cc, err := c.cacheOf(l.GroupVersionKind(), "List")
+	switch {
+	case err != nil:
+		return err
+	case cc == nil:
+		return c.Client.List(ctx, list, opts...)
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	if lo.LabelSelector != nil || lo.FieldSelector != nil || lo.Namespace == "" {
+		return errors.New("only the objects of one namespace can be listed")
+	}
+	metas, err := cc.list(lo.Namespace)
+	if err != nil {
+		return err
+	}
+	l.Items = make([]metav1.PartialObjectMetadata, len(metas))
+	for i, m := range metas {
+		l.Items[i] = *m.object(cc.kind)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/refs"
+)
+
+// cachedSecrets is a Secret cache of one namespace whose informer never
+// runs: its indexer holds what the test adds.
+func cachedSecrets(t *testing.T, ns string, metas ...*metav1.PartialObjectMetadata) configReads {
+	t.Helper()
+	inf := toolscache.NewSharedIndexInformerWithOptions(&toolscache.ListWatch{}, &metav1.PartialObjectMetadata{},
+		toolscache.SharedIndexInformerOptions{Indexers: toolscache.Indexers{toolscache.NamespaceIndex: namespaceOf}})
+	compact := compactConfig(annotations.DefaultKeys())
+	for _, m := range metas {
+		obj, _ := compact(m)
+		if err := inf.GetIndexer().Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return configReads{caches: configCaches{refs.Secret: {kind: refs.Secret, informers: map[string]toolscache.SharedIndexInformer{ns: inf}}}}
+}
+
+func secretMeta(ns, name string) *metav1.PartialObjectMetadata {
+	m := configObject(refs.Secret)
+	m.Namespace, m.Name, m.ResourceVersion = ns, name, "7"
+	return m
+}
+
+func TestConfigReads_GetsCachedMetadata(t *testing.T) {
+	c := cachedSecrets(t, "team", secretMeta("team", "db"))
+	tests := []struct {
+		name     string
+		key      types.NamespacedName
+		version  string
+		notFound bool
+		fails    bool
+	}{
+		{name: "a cached Secret is read with its version", key: types.NamespacedName{Namespace: "team", Name: "db"}, version: "7"},
+		{name: "a Secret not cached is not found", key: types.NamespacedName{Namespace: "team", Name: "gone"}, notFound: true},
+		{name: "a namespace not watched is an error, not a deletion", key: types.NamespacedName{Namespace: "other", Name: "db"}, fails: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := configObject(refs.Secret)
+			err := c.Get(context.Background(), tt.key, got)
+			switch {
+			case tt.notFound:
+				if !apierrors.IsNotFound(err) {
+					t.Errorf("err = %v, want not found", err)
+				}
+			case tt.fails:
+				if err == nil || apierrors.IsNotFound(err) {
+					t.Errorf("err = %v, want an error other than not found", err)
+				}
+			case err != nil || got.ResourceVersion != tt.version || got.Kind != "Secret":
+				t.Errorf("got %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestConfigReads_ListsANamespace(t *testing.T) {
+	c := cachedSecrets(t, metav1.NamespaceAll, secretMeta("team", "a"), secretMeta("team", "b"), secretMeta("other", "c"))
+	list := configList(refs.Secret)
+	if err := c.List(context.Background(), list, client.InNamespace("team")); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range list.Items {
+		names = append(names, m.Namespace+"/"+m.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"team/a", "team/b"}) {
+		t.Errorf("listed %v, want team/a and team/b", names)
+	}
+	if err := c.List(context.Background(), configList(refs.Secret)); err == nil {
+		t.Error("a list of every namespace was served; the caches index by namespace only")
+	}
+}
+
+func TestCompactConfig_SharesANamespaceString(t *testing.T) {
+	compact := compactConfig(annotations.DefaultKeys())
+	a, _ := compact(secretMeta(string([]byte("team")), "a"))
+	b, _ := compact(secretMeta(string([]byte("team")), "b"))
+	if unsafe.StringData(a.(*configMeta).namespace) != unsafe.StringData(b.(*configMeta).namespace) {
+		t.Error("two objects of one namespace hold two copies of its name")
+	}
+}
+
+func TestCompactConfig_KeepsOnlyWhatRippleReads(t *testing.T) {
+	created := metav1.Unix(1700000000, 0)
+	deleted := metav1.Unix(1700000100, 0)
+	full := func() *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: "app", Namespace: "team", UID: "u-1", ResourceVersion: "42", Generation: 3,
+			CreationTimestamp: created, DeletionTimestamp: &deleted,
+			Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{
+				annotations.Ignore: "true",
+				annotations.Match:  "true",
+				"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"password":"hunter2"}}`,
+				"team.example/owner": "web",
+			},
+			OwnerReferences: []metav1.OwnerReference{{Name: "owner"}},
+			Finalizers:      []string{"example/finalizer"},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		}}
+	}
+	keptAnnotations := map[string]string{annotations.Ignore: "true", annotations.Match: "true"}
+	want := metav1.ObjectMeta{
+		Name: "app", Namespace: "team", UID: "u-1", ResourceVersion: "42",
+		CreationTimestamp: created, Annotations: keptAnnotations,
+	}
+	bare := full()
+	bare.Annotations = map[string]string{"team.example/owner": "web"}
+	wantBare := want
+	wantBare.Annotations = nil
+
+	compact := compactConfig(annotations.DefaultKeys())
+	tests := []struct {
+		name string
+		in   *metav1.PartialObjectMetadata
+		want metav1.ObjectMeta
+	}{
+		{name: "labels, owners, finalizers, managed fields and other annotations go", in: full(), want: want},
+		{name: "no annotation of ripple's leaves no annotation map", in: bare, want: wantBare},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := compact(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out.(*configMeta).object(refs.Secret)
+			if !reflect.DeepEqual(got.ObjectMeta, tt.want) || got.Kind != "Secret" || got.APIVersion != "v1" {
+				t.Errorf("compacted = %+v\nwant        %+v", got, tt.want)
+			}
+			again, _ := compact(out)
+			if again != out {
+				t.Error("compacting twice changed the object: client-go may transform an object twice")
+			}
+		})
+	}
+}
+
+func TestCompactConfig_LeavesOtherObjectsAlone(t *testing.T) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{"a": "b"}}}
+	out, err := compactConfig(annotations.DefaultKeys())(cm)
+	if err != nil || out != cm || cm.Labels["a"] != "b" {
+		t.Errorf("a typed object was changed: %v, %v", out, err)
+	}
+}
