@@ -81,11 +81,10 @@ func (s *fanoutSource) Start(ctx context.Context, q queue) error {
 }
 
 // WaitForSync waits as long as the controller runs, not for the
-// controller's cache sync timeout, which its context carries: the manager
-// waits for its own caches without a limit, and ripple's caches of
-// ConfigMaps and Secrets start only after those. A first list of many
-// Secrets, slowed by the API server's fairness, keeps ripple unready for
-// longer, rather than make it exit and restart the list.
+// controller's cache sync timeout, which its context carries, as the
+// manager waits for its own caches: a first list of many Secrets, slowed
+// by the API server's fairness, keeps ripple unready for longer rather
+// than make it exit and start the list over.
 func (s *fanoutSource) WaitForSync(context.Context) error {
 	if !toolscache.WaitForCacheSync(s.run.Done(), s.f.synced) {
 		return fmt.Errorf("waiting for the %s cache to sync: %w", s.f.kind, s.run.Err())
@@ -109,32 +108,33 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
-			o, n := versionOf(oldObj), versionOf(newObj)
-			if o != "" && n != "" && o != n {
-				f.enqueue(f.object(newObj))
+			o, n := f.object(oldObj), f.object(newObj)
+			if o == nil || n == nil || o.GetResourceVersion() == n.GetResourceVersion() {
+				return
 			}
+			// Deleted and created again within a relist of the informer,
+			// which reports the two as one update.
+			if o.GetUID() != n.GetUID() {
+				f.forget(o)
+			}
+			f.enqueue(n)
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
 			if o := f.object(obj); o != nil {
-				f.digests.forget(o.GetUID())
-				f.digests.born.forget(o.GetUID())
+				f.forget(o)
 				f.enqueue(o)
 			}
 		},
 	}
 }
 
-func versionOf(obj any) string {
-	if m, ok := obj.(*configMeta); ok {
-		return m.version
-	}
-	if o, ok := obj.(client.Object); ok {
-		return o.GetResourceVersion()
-	}
-	return ""
+// forget drops what ripple keeps of a deleted object.
+func (f *fanout) forget(o client.Object) {
+	f.digests.forget(o.GetUID())
+	f.digests.born.forget(o.GetUID())
 }
 
 // object is an informer's object as the rest of ripple reads it.

@@ -46,7 +46,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err := addFeeds(mgr, opts, sums); err != nil {
 		return err
 	}
-	caches, config, err := watchConfig(mgr, opts, sums)
+	caches, config, err := watchConfig(ctx, mgr, opts, sums)
 	if err != nil {
 		return err
 	}
@@ -148,8 +148,8 @@ func apiServed(mgr ctrl.Manager, typ workload.Type) (bool, error) {
 // serves every workload type (see fanout): one buffer of pending events per
 // informer instead of one per type saved 0.5 MiB in the bench's memory
 // scenario.
-func watchConfig(mgr ctrl.Manager, opts *options.Options, sums *digests) (configCaches, []*fanout, error) {
-	caches, err := addConfigCaches(mgr, opts)
+func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums *digests) (configCaches, []*fanout, error) {
+	caches, err := newConfigCaches(mgr, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,6 +164,7 @@ func watchConfig(mgr ctrl.Manager, opts *options.Options, sums *digests) (config
 		if err := c.addEventHandler(f.handlers()); err != nil {
 			return nil, nil, err
 		}
+		c.run(ctx)
 		fans = append(fans, f)
 	}
 	return caches, fans, nil
