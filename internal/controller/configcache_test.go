@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -162,5 +163,26 @@ func TestCompactConfig_LeavesOtherObjectsAlone(t *testing.T) {
 	out, err := compactConfig(annotations.DefaultKeys())(cm)
 	if err != nil || out != cm || cm.Labels["a"] != "b" {
 		t.Errorf("a typed object was changed: %v, %v", out, err)
+	}
+}
+
+// TestFanout_ForgetsAnObjectReplacedWithinARelist: a relist reports an
+// object deleted and created again under its name as one update, with a
+// new UID; the digest kept for the old UID would stay for good.
+func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
+	sums := newDigests(nil)
+	f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
+	old := &configMeta{namespace: "team", name: "cfg", uid: "u-1", version: "5"}
+	replaced := &configMeta{namespace: "team", name: "cfg", uid: "u-2", version: "9"}
+	sums.byUID["u-1"] = versionSum{version: "5"}
+	sums.born.add(old.object(refs.ConfigMap), time.Now())
+
+	f.handlers().OnUpdate(old, replaced)
+
+	if _, kept := sums.lookup("u-1"); kept {
+		t.Error("the digest of the object replaced is kept")
+	}
+	if _, kept := sums.born.version("u-1"); kept {
+		t.Error("the creation of the object replaced is kept")
 	}
 }
