@@ -38,22 +38,24 @@ const maxChangedVars = 32
 func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.EnvVar {
 	value := st.encode()
 	var out []workload.EnvVar
-	has := func(name string) bool {
-		return slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name })
+	has := func(container, name string) bool {
+		return slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name && (container == "" || e.Container == container) })
 	}
 	if !v.ownRecord() || len(changed) > maxChangedVars {
 		changed = nil
 	}
 	for _, ref := range changed {
 		name := workload.EnvVarName(ref)
-		if container := refs.UsedBy(&v.tmpl.Spec, ref); container != "" && !has(name) {
+		if container := refs.UsedBy(&v.tmpl.Spec, ref); container != "" && !has("", name) {
 			out = append(out, workload.EnvVar{Container: container, Name: name, Value: value})
 		}
 	}
+	// Each container's copy of a variable is set: Reloader's SHA-1 left on
+	// a second container would still let a reader test guesses.
 	secrets := reloaderSecretVars(v)
 	for _, c := range v.tmpl.Spec.Containers {
 		for _, e := range c.Env {
-			if _, ours := decodeEnvStamp(e.Name, e.Value); (ours || secrets[e.Name] && reloaderSHA1.MatchString(e.Value)) && !has(e.Name) {
+			if _, ours := decodeEnvStamp(e.Name, e.Value); (ours || secrets[e.Name] && reloaderSHA1.MatchString(e.Value)) && !has(c.Name, e.Name) {
 				out = append(out, workload.EnvVar{Container: c.Name, Name: e.Name, Value: value})
 			}
 		}

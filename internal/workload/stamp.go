@@ -188,21 +188,34 @@ func annotationOps(existing, set map[string]string) []jsonOp {
 }
 
 // envOps sets each variable on its container: the variable of that name
-// is replaced wherever it is (taken over from Reloader, never doubled),
-// else added to the container.
+// is replaced there, else wherever it is (taken over from Reloader, never
+// doubled), else added to the container. A variable is set once where two
+// of vars land on it.
 func envOps(templatePath []string, tmpl *corev1.PodTemplateSpec, vars []EnvVar) ([]jsonOp, error) {
 	base := "/" + strings.Join(templatePath, "/") + "/spec/containers/"
 	containers := tmpl.Spec.Containers
 	created := map[int]bool{}
+	replaced := map[string]bool{}
 	var out []jsonOp
 	for _, v := range vars {
 		entry := corev1.EnvVar{Name: v.Name, Value: v.Value}
-		if i, j, ok := findEnv(containers, v.Name); ok {
-			out = append(out, jsonOp{Op: "replace", Path: fmt.Sprintf("%s%d/env/%d", base, i, j), Value: entry})
-			continue
-		}
 		i := containerIndex(containers, v.Container)
+		j := -1
+		if i >= 0 {
+			j = envIndex(containers[i].Env, v.Name)
+		}
+		if j < 0 {
+			if fi, fj, ok := findEnv(containers, v.Name); ok {
+				i, j = fi, fj
+			}
+		}
 		switch {
+		case j >= 0:
+			path := fmt.Sprintf("%s%d/env/%d", base, i, j)
+			if !replaced[path] {
+				replaced[path] = true
+				out = append(out, jsonOp{Op: "replace", Path: path, Value: entry})
+			}
 		case i < 0:
 			return nil, fmt.Errorf("no container %q to set %s on", v.Container, v.Name)
 		case containers[i].Env == nil && !created[i]:
@@ -217,13 +230,20 @@ func envOps(templatePath []string, tmpl *corev1.PodTemplateSpec, vars []EnvVar) 
 
 func findEnv(containers []corev1.Container, name string) (int, int, bool) {
 	for i := range containers {
-		for j := range containers[i].Env {
-			if containers[i].Env[j].Name == name {
-				return i, j, true
-			}
+		if j := envIndex(containers[i].Env, name); j >= 0 {
+			return i, j, true
 		}
 	}
 	return 0, 0, false
+}
+
+func envIndex(env []corev1.EnvVar, name string) int {
+	for j := range env {
+		if env[j].Name == name {
+			return j
+		}
+	}
+	return -1
 }
 
 func containerIndex(containers []corev1.Container, name string) int {

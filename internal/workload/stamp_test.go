@@ -52,6 +52,13 @@ func TestEnvOpsTakeOverAnExistingVariableAndAddOthersToTheirContainer(t *testing
 			tmpl(corev1.Container{Name: "a"}, corev1.Container{Name: "b", Env: []corev1.EnvVar{{Name: "K", Value: "1"}, {Name: "STAKATER_X_CONFIGMAP", Value: "old"}}}),
 			[]EnvVar{{Container: "a", Name: "STAKATER_X_CONFIGMAP", Value: "v"}},
 			`[{"op":"replace","path":"/spec/template/spec/containers/1/env/1","value":{"name":"STAKATER_X_CONFIGMAP","value":"v"}}]`, false},
+		{"a variable on two containers is replaced on each container it is set for, once",
+			tmpl(corev1.Container{Name: "a", Env: []corev1.EnvVar{{Name: "STAKATER_X_SECRET", Value: "old"}}},
+				corev1.Container{Name: "b", Env: []corev1.EnvVar{{Name: "STAKATER_X_SECRET", Value: "old"}}}),
+			[]EnvVar{{Container: "b", Name: "STAKATER_X_SECRET", Value: "v"}, {Container: "a", Name: "STAKATER_X_SECRET", Value: "v"},
+				{Container: "b", Name: "STAKATER_X_SECRET", Value: "v"}},
+			`[{"op":"replace","path":"/spec/template/spec/containers/1/env/0","value":{"name":"STAKATER_X_SECRET","value":"v"}},` +
+				`{"op":"replace","path":"/spec/template/spec/containers/0/env/0","value":{"name":"STAKATER_X_SECRET","value":"v"}}]`, false},
 		{"a container that is not there is an error",
 			tmpl(corev1.Container{Name: "a"}),
 			[]EnvVar{{Container: "z", Name: "STAKATER_X_CONFIGMAP", Value: "v"}}, "", true},

@@ -169,7 +169,7 @@ var _ = Describe("The env-vars reload strategy", func() {
 		Expect(vars["sidecar"][0]).NotTo(Equal("3b5d5c3712955042212316173ccf37be800c9d3b"))
 	})
 
-	It("replaces the SHA-1 Reloader left in a tracked Secret's variable at the next rollout, whatever changed, and leaves a value of the user's own", func() {
+	It("replaces the SHA-1 Reloader left in a tracked Secret's variable, on every container that holds it, at the next rollout, whatever changed, and leaves a value of the user's own", func() {
 		const reloaders = "9f2c4a3b6d1e8f7a5c0b2d4e6f8a1c3e5b7d9f0a"
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		createSecret(ns, "creds", map[string]string{"password": "hunter2"})
@@ -177,6 +177,8 @@ var _ = Describe("The env-vars reload strategy", func() {
 		leftover := func(s *corev1.PodSpec) {
 			s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "STAKATER_CREDS_SECRET", Value: reloaders},
 				corev1.EnvVar{Name: "STAKATER_TOKEN_SECRET", Value: "pinned"})
+			s.Containers = append(s.Containers, corev1.Container{Name: "sidecar", Image: "app:1",
+				Env: []corev1.EnvVar{{Name: "STAKATER_CREDS_SECRET", Value: reloaders}}})
 		}
 		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"), envFromSecret("creds"), envFromSecret("token"), leftover)
 		startRipple(envVarsStrategy)
@@ -185,7 +187,8 @@ var _ = Describe("The env-vars reload strategy", func() {
 		setData(cm, "k", "2")
 
 		expectRolledOnce(dep, before)
-		Expect(envOf(dep, "STAKATER_CREDS_SECRET")).To(HaveKeyWithValue("app", ConsistOf(MatchRegexp(`^[^:]+:[0-9]+:[^:]+$`))))
+		stamped := ConsistOf(MatchRegexp(`^[^:]+:[0-9]+:[^:]+$`))
+		Expect(envOf(dep, "STAKATER_CREDS_SECRET")).To(And(HaveKeyWithValue("app", stamped), HaveKeyWithValue("sidecar", stamped)))
 		Expect(envOf(dep, "STAKATER_TOKEN_SECRET")).To(HaveKeyWithValue("app", ConsistOf("pinned")))
 	})
 
