@@ -263,7 +263,7 @@ func (d *digests) forget(uid types.UID) {
 // bulkMin is how many objects of one namespace must lack a digest before a
 // paged LIST costs less than one GET each: a reload list that matches
 // thousands of objects is recorded in seconds, not at the client's rate
-// limit. bulkPage keeps the data held at once to one page.
+// limit. bulkPage keeps the data held at once by a LIST to one page.
 const (
 	bulkMin  = 32
 	bulkPage = 250
@@ -274,32 +274,59 @@ const (
 // version is not known yet, when there are at least bulkMin of them.
 // Secrets are read one GET each, so that the data of a Secret no workload
 // uses never reaches ripple.
+//
+// One LIST of a namespace runs at a time, and reconciles that want it
+// meanwhile share it: at start, every workload under one reload list
+// wants the same objects, and each of ripple's workers holding pages of
+// a namespace's data at once could run it out of memory. A reconcile that
+// still wants many after the shared LIST (it wanted others) runs one
+// more; it reads what is left one GET each.
 func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, sel labels.Selector, metas []client.Object) error {
 	if kind != refs.ConfigMap {
 		return nil
 	}
+	for range 2 {
+		want := d.unknown(metas)
+		if len(want) < bulkMin {
+			return nil
+		}
+		if _, err, _ := d.flight.Do("list/"+ns, func() (any, error) { return nil, d.list(ctx, ns, sel, want) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unknown returns the objects whose digest at their cached version is not
+// known.
+func (d *digests) unknown(metas []client.Object) map[types.UID]bool {
 	want := map[types.UID]bool{}
 	for _, m := range metas {
 		if vs, ok := d.lookup(m.GetUID()); !ok || !vs.holds(m.GetResourceVersion()) {
 			want[m.GetUID()] = true
 		}
 	}
-	if len(want) < bulkMin {
-		return nil
-	}
+	return want
+}
+
+// list pages through the namespace's ConfigMaps until it has stored the
+// digest of each one wanted.
+func (d *digests) list(ctx context.Context, ns string, sel labels.Selector, want map[types.UID]bool) error {
 	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel, Limit: bulkPage}
-	for {
+	for len(want) > 0 {
 		list := &corev1.ConfigMapList{}
 		if err := d.reader.List(ctx, list, opts); err != nil {
-			return fmt.Errorf("listing %ss in %s: %w", kind, ns, err)
+			return fmt.Errorf("listing ConfigMaps in %s: %w", ns, err)
 		}
 		for i := range list.Items {
 			if want[list.Items[i].UID] {
 				d.store(&list.Items[i])
+				delete(want, list.Items[i].UID)
 			}
 		}
 		if opts.Continue = list.GetContinue(); opts.Continue == "" {
 			return nil
 		}
 	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 )
@@ -78,6 +79,27 @@ var _ = Describe("Reading the data of a changed ConfigMap", func() {
 		expectRolledOnce(dep, before)
 
 		Expect(requests.of(http.MethodGet, get)).To(Equal(reads), "both changes are hashed from the watch")
+	})
+
+	It("reads the ConfigMaps a reload list matches with one LIST of their namespace, shared by every workload under that list", func() {
+		requests := &requestLog{}
+		withRippleTransport(requests.wrap)
+		for i := range 40 {
+			createConfigMap(ns, fmt.Sprintf("tenant-%d", i), map[string]string{"k": "1"})
+		}
+		var deps []client.Object
+		for i := range 20 {
+			deps = append(deps, createDeployment(ns, fmt.Sprintf("dep-%d", i), map[string]string{annotations.ConfigMapReload: "tenant-.*"}))
+		}
+		startRipple()
+		for _, d := range deps {
+			recorded(d)
+		}
+
+		// Two at most: a reconcile that looked just as the shared LIST
+		// ended runs its own.
+		Expect(requests.of(http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps")).To(BeNumerically("<=", 2),
+			"each worker reading the namespace's ConfigMaps, with their data, at once could run ripple out of memory")
 	})
 
 	It("still rolls on a ConfigMap change when ConfigMaps cannot be watched with their data", func() {
