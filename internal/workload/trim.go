@@ -33,8 +33,8 @@ func trimmer[T any, PT interface {
 
 // trimTemplate keeps of a pod template what ripple reads and writes: the
 // template's annotations (its stamp), the volumes, and of each container
-// its name and what can reference a ConfigMap or Secret or carry ripple's
-// env var. Containers stay in place, so a JSON patch built from the
+// its name, its restart policy and what can reference a ConfigMap or Secret
+// or carry ripple's env var. Containers stay in place, so a JSON patch built from the
 // trimmed template addresses the same containers as the live one.
 func trimTemplate(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
 	s := t.Spec
@@ -55,7 +55,9 @@ func trimContainers(cs []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Env: c.Env, EnvFrom: c.EnvFrom, VolumeMounts: c.VolumeMounts}
+		// An init container's restart policy tells a sidecar, which runs
+		// as long as the pod, from one that ran once.
+		out[i] = corev1.Container{Name: c.Name, Env: c.Env, EnvFrom: c.EnvFrom, VolumeMounts: c.VolumeMounts, RestartPolicy: c.RestartPolicy}
 	}
 	return out
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
+// always makes an init container a sidecar.
+var always = corev1.ContainerRestartPolicyAlways
+
 // fullTemplate uses config every way a pod can, beside much ripple never
 // reads.
 func fullTemplate() corev1.PodTemplateSpec {
@@ -32,7 +35,7 @@ func fullTemplate() corev1.PodTemplateSpec {
 		Spec: corev1.PodSpec{
 			Volumes: []corev1.Volume{{Name: "vol", VolumeSource: corev1.VolumeSource{
 				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "vol-cm"}}}}},
-			InitContainers:      []corev1.Container{{Name: "init", Image: "i", EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "init-cm"}}}}}},
+			InitContainers:      []corev1.Container{{Name: "init", Image: "i", RestartPolicy: &always, EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "init-cm"}}}}}},
 			Containers:          []corev1.Container{{Name: "sidecar", Image: "s"}, app},
 			EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "d", Env: []corev1.EnvVar{{Name: "STAKATER_X_CONFIGMAP", Value: "v"}}}}},
 			NodeSelector:        map[string]string{"zone": "a"},
@@ -89,6 +92,9 @@ func TestTrimKeepsWhatRippleReadsAndWrites(t *testing.T) {
 				if c.Name != wantNames[i] || c.Image != "" || c.Resources.Limits != nil {
 					t.Errorf("container %d = %+v, want only %q's name, env and mounts, in place", i, c, wantNames[i])
 				}
+			}
+			if p := typ.Template(tt.obj).Spec.InitContainers[0].RestartPolicy; p == nil || *p != always {
+				t.Errorf("the init container's restart policy = %v, want Always kept: the refresh strategy tells a sidecar by it", p)
 			}
 			if typ.Template(tt.obj).Spec.NodeSelector != nil || typ.Template(tt.obj).Labels != nil {
 				t.Errorf("the template kept what ripple never reads: %+v", typ.Template(tt.obj))

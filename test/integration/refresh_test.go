@@ -32,6 +32,16 @@ func initContainerMounts(name string) podMod {
 	}
 }
 
+// sidecarMounts adds a native sidecar, an init container that runs as
+// long as the pod, that mounts the ConfigMap's volume whole.
+func sidecarMounts(name string) podMod {
+	return func(s *corev1.PodSpec) {
+		always := corev1.ContainerRestartPolicyAlways
+		s.InitContainers = append(s.InitContainers, corev1.Container{Name: "proxy", Image: "proxy:1", RestartPolicy: &always,
+			VolumeMounts: []corev1.VolumeMount{{Name: "cm-" + name, MountPath: "/etc/proxy"}}})
+	}
+}
+
 // createPod creates a pod labelled as the workload app's pods are. No
 // scheduler runs, so it stays Pending, which is all ripple reads of it.
 func createPod(ns, name, app string) *corev1.Pod {
@@ -80,6 +90,19 @@ var _ = Describe("The refresh strategy", func() {
 		setData(cm, "k", "3")
 
 		Eventually(refreshedStamp(mine[0]), 10*time.Second).ShouldNot(Equal(first), "the next change stamps them again")
+		expectNoRollout(dep, before)
+	})
+
+	It("stamps the pods of a workload whose native sidecar alone mounts the changed object whole, and does not roll it", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), sidecarMounts("cfg"))
+		pod := createPod(ns, "dep-1", "dep")
+		startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		Eventually(refreshedStamp(pod), 10*time.Second).ShouldNot(BeEmpty())
 		expectNoRollout(dep, before)
 	})
 
