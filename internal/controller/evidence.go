@@ -27,10 +27,10 @@ const (
 // the pod template says what config the pods run; when it is ripple's and
 // differs from the config now, a change was missed, and the workload rolls.
 func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
-	key := client.ObjectKeyFromObject(v.obj)
+	key, uid := client.ObjectKeyFromObject(v.obj), v.obj.GetUID()
 	// Under --dry-run no record is ever stored, so a missing one is no
 	// sign of another writer.
-	if wait, warn := r.strips.backoff(key, time.Now()); wait > 0 && !r.Opts.DryRun {
+	if wait, warn := r.strips.backoff(key, uid, time.Now()); wait > 0 && !r.Opts.DryRun {
 		if warn {
 			r.event(v.obj, corev1.EventTypeWarning, ReasonRecordStripped, "Record",
 				"Another writer keeps removing the annotation %s; ripple backs off and writes it again in %s", annotations.Recorded, wait)
@@ -45,7 +45,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 		changed := sortedRefs(v.current)
 		out, err := r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
 		if out.rolled || out.recorded {
-			r.strips.written(key, time.Now())
+			r.strips.written(key, uid, time.Now())
 		}
 		return out, err
 	}
@@ -54,7 +54,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	if err := r.record(ctx, v.obj, next); err != nil {
 		return outcome{}, err
 	}
-	r.strips.written(key, time.Now())
+	r.strips.written(key, uid, time.Now())
 	return outcome{}, nil
 }
 
@@ -161,9 +161,14 @@ const (
 type strips struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]*stripCount
+	// pruned is when counts whose window is over were last dropped.
+	pruned time.Time
 }
 
 type stripCount struct {
+	// uid is the workload's: one created again under its name, a hook Job
+	// say, starts a count of its own.
+	uid types.UID
 	// n counts the records written, within the window from since, while
 	// none was readable.
 	n     int
@@ -179,11 +184,11 @@ func newStrips() *strips { return &strips{m: map[types.NamespacedName]*stripCoun
 // whether this is the workload's first back-off, to be said once. Only
 // records written count (written): a write refused for a conflict with a
 // busy workload's status updates is no sign of a writer stripping it.
-func (s *strips) backoff(key types.NamespacedName, now time.Time) (time.Duration, bool) {
+func (s *strips) backoff(key types.NamespacedName, uid types.UID, now time.Time) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.m[key]
-	if c == nil || now.Sub(c.since) > stripWindow || c.n < stripsAllowed {
+	if c == nil || c.uid != uid || now.Sub(c.since) > stripWindow || c.n < stripsAllowed {
 		return 0, false
 	}
 	if c.until.IsZero() {
@@ -197,13 +202,16 @@ func (s *strips) backoff(key types.NamespacedName, now time.Time) (time.Duration
 	return c.until.Sub(now), warn
 }
 
-// written counts a record written while none was readable.
-func (s *strips) written(key types.NamespacedName, now time.Time) {
+// written counts a record written while none was readable. Every
+// workload seen for the first time has one, and most never lose it: the
+// counts whose window is over are dropped, once per window.
+func (s *strips) written(key types.NamespacedName, uid types.UID, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.prune(now)
 	c := s.m[key]
-	if c == nil {
-		c = &stripCount{}
+	if c == nil || c.uid != uid {
+		c = &stripCount{uid: uid}
 		s.m[key] = c
 	}
 	if now.Sub(c.since) > stripWindow {
@@ -211,6 +219,18 @@ func (s *strips) written(key types.NamespacedName, now time.Time) {
 	}
 	c.n++
 	c.until = time.Time{}
+}
+
+func (s *strips) prune(now time.Time) {
+	if now.Sub(s.pruned) < stripWindow {
+		return
+	}
+	s.pruned = now
+	for key, c := range s.m {
+		if now.Sub(c.since) > stripWindow && !now.Before(c.until) {
+			delete(s.m, key)
+		}
+	}
 }
 
 func (s *strips) forget(key types.NamespacedName) {

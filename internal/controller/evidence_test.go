@@ -42,16 +42,16 @@ func TestStrips_BackOffOnlyAfterRepeatedLossAndWarnOnce(t *testing.T) {
 	var waits []time.Duration
 	warnings := 0
 	for range stripsAllowed + 6 {
-		wait, warn := s.backoff(key, now)
+		wait, warn := s.backoff(key, "u", now)
 		if warn {
 			warnings++
 		}
 		waits = append(waits, wait)
 		now = now.Add(wait)
-		if again, _ := s.backoff(key, now); again != 0 {
+		if again, _ := s.backoff(key, "u", now); again != 0 {
 			t.Fatalf("still backing off for %v once the back-off of %v is over", again, wait)
 		}
-		s.written(key, now)
+		s.written(key, "u", now)
 		now = now.Add(time.Second)
 	}
 	m := time.Minute
@@ -80,13 +80,13 @@ func TestStrips_OnlyWrittenRecordsCount(t *testing.T) {
 			end := t0
 			for _, d := range tc.written {
 				end = t0.Add(d)
-				s.written(key, end)
+				s.written(key, "u", end)
 			}
 			// Attempts refused for a conflict, say: they ask, and write nothing.
 			for range 100 {
-				s.backoff(key, end)
+				s.backoff(key, "u", end)
 			}
-			if got, _ := s.backoff(key, end); got != tc.want {
+			if got, _ := s.backoff(key, "u", end); got != tc.want {
 				t.Fatalf("backoff = %v, want %v", got, tc.want)
 			}
 		})
@@ -98,11 +98,38 @@ func TestStrips_ForgetStartsOver(t *testing.T) {
 	s := newStrips()
 	now := time.Now()
 	for range stripsAllowed {
-		s.written(key, now)
+		s.written(key, "u", now)
 	}
 	s.forget(key)
-	if wait, _ := s.backoff(key, now); wait != 0 {
+	if wait, _ := s.backoff(key, "u", now); wait != 0 {
 		t.Fatalf("a workload whose record was kept again backs off for %v", wait)
+	}
+}
+
+// A Job created again under its name (a Helm hook, say) is another
+// workload: the records written for the ones before it are no sign of a
+// writer stripping its own.
+func TestStrips_AWorkloadCreatedAgainStartsOver(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "hook"}
+	s := newStrips()
+	now := time.Now()
+	for i := range stripsAllowed + 1 {
+		s.written(key, types.UID(fmt.Sprint(i)), now)
+	}
+	if wait, _ := s.backoff(key, "next", now); wait != 0 {
+		t.Fatalf("a workload created again under its name backs off for %v", wait)
+	}
+}
+
+func TestStrips_CountsWhoseWindowIsOverAreDropped(t *testing.T) {
+	s := newStrips()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 100 {
+		s.written(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, "u", t0)
+	}
+	s.written(types.NamespacedName{Namespace: "ns", Name: "late"}, "u", t0.Add(2*stripWindow))
+	if len(s.m) != 1 {
+		t.Fatalf("%d counts kept, want only the one still in its window", len(s.m))
 	}
 }
 

@@ -207,6 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.optedIn.set(req.NamespacedName, false)
 			r.looked.forget(req.NamespacedName)
 			r.reported.forget(req.NamespacedName)
+			r.strips.forget(req.NamespacedName)
 			return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
