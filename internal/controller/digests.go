@@ -26,6 +26,9 @@ import (
 type digests struct {
 	reader client.Reader // reads the API server, never a cache
 	flight singleflight.Group
+	// listing lets one LIST of ConfigMaps with their data run at a time
+	// (prefetch).
+	listing sync.Mutex
 
 	mu    sync.Mutex
 	byUID map[types.UID]versionSum
@@ -263,10 +266,12 @@ func (d *digests) forget(uid types.UID) {
 // bulkMin is how many objects of one namespace must lack a digest before a
 // paged LIST costs less than one GET each: a reload list that matches
 // thousands of objects is recorded in seconds, not at the client's rate
-// limit. bulkPage keeps the data held at once by a LIST to one page.
+// limit. bulkPage bounds the data a LIST holds at once: a page of
+// ConfigMaps of a few KiB each is a few hundred KiB, and one of the
+// largest a ConfigMap can be, 1 MiB, is 100 MiB.
 const (
 	bulkMin  = 32
-	bulkPage = 250
+	bulkPage = 100
 )
 
 // prefetch reads, with one paged LIST of the namespace's ConfigMaps in
@@ -275,12 +280,12 @@ const (
 // Secrets are read one GET each, so that the data of a Secret no workload
 // uses never reaches ripple.
 //
-// One LIST of a namespace runs at a time, and reconciles that want it
+// One LIST runs at a time, and reconciles that want the same namespace's
 // meanwhile share it: at start, every workload under one reload list
 // wants the same objects, and each of ripple's workers holding pages of
-// a namespace's data at once could run it out of memory. A reconcile that
-// still wants many after the shared LIST (it wanted others) runs one
-// more; it reads what is left one GET each.
+// data at once could run it out of memory. A reconcile that still wants
+// many after the shared LIST (it wanted others) runs one more; it reads
+// what is left one GET each.
 func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, sel labels.Selector, metas []client.Object) error {
 	if kind != refs.ConfigMap {
 		return nil
@@ -312,6 +317,8 @@ func (d *digests) unknown(metas []client.Object) map[types.UID]bool {
 // list pages through the namespace's ConfigMaps until it has stored the
 // digest of each one wanted.
 func (d *digests) list(ctx context.Context, ns string, sel labels.Selector, want map[types.UID]bool) error {
+	d.listing.Lock()
+	defer d.listing.Unlock()
 	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel, Limit: bulkPage}
 	for len(want) > 0 {
 		list := &corev1.ConfigMapList{}
