@@ -42,9 +42,19 @@ func (r record) encode() string {
 // the error is logged.
 const maxQuotedEntry = 128
 
+// maxRecord is the longest record read: twice what ripple writes, which
+// folds past recordBudget. A longer one was written by hand, and reading
+// it would cost a map of its entries and, for each entry that names no
+// object, a GET from the API server at every reconcile; it is unreadable,
+// so ripple records again.
+const maxRecord = 2 * recordBudget
+
 // decodeRecord reads a record; its error quotes at most maxQuotedEntry
 // bytes of the entry it is about.
 func decodeRecord(s string) (record, error) {
+	if len(s) > maxRecord {
+		return record{}, fmt.Errorf("%d bytes, longer than the %d ripple reads", len(s), maxRecord)
+	}
 	r := record{objects: map[refs.Ref]string{}}
 	for i, part := range strings.Split(s, ";") {
 		quoted := annotations.Shorten(part, maxQuotedEntry)

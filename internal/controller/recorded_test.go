@@ -79,6 +79,7 @@ func TestDecodeRecord_RejectsGarbage(t *testing.T) {
 		{"empty name", "key=k;at=5;Secret/=1", "does not name"},
 		{"entry without equals", "key=k;at=5;Secret/a", "no '='"},
 		{"trailing separator", "key=k;at=5;", "no '='"},
+		{"longer than ripple writes, valid or not", "key=k;at=5" + strings.Repeat(";ConfigMap/a=1", maxRecord/10), "longer than"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,11 +184,11 @@ func testShort(sum digest.Sum) string { return string(bytes.TrimRight(sum[:], "\
 // A record is an annotation of up to 256 KiB; the error about it is logged,
 // so it quotes only a short piece of the entry.
 func TestDecodeRecord_ErrorQuotesAtMostAShortPieceOfAHugeEntry(t *testing.T) {
-	huge := strings.Repeat("y", 256<<10)
+	huge := strings.Repeat("y", recordBudget)
 	cases := map[string]string{
 		"no equals":           "key=k;at=5;" + huge,
 		"at not a number":     "key=k;at=" + huge,
-		"at overflows":        "key=k;at=" + strings.Repeat("9", 256<<10),
+		"at overflows":        "key=k;at=" + strings.Repeat("9", recordBudget),
 		"does not name":       "key=k;at=5;Deployment/" + huge + "=1",
 		"out of place":        huge + "=1",
 		"out of place second": "key=k;" + huge + "=1",
