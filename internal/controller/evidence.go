@@ -13,7 +13,6 @@ import (
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/refs"
-	"github.com/ripple-controller/ripple/internal/workload"
 )
 
 // Event reasons for a record ripple cannot keep or cannot read.
@@ -60,8 +59,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 
 // podsRunOtherConfig reports whether the pod template's stamp, written by
 // ripple under a key it knows and not copied from an older object, names
-// other config than what the workload tracks now. Under the env-vars
-// strategy the stamp is the newest of the variables ripple set, if any.
+// other config than what the workload tracks now (templateStamp).
 func (r *Reconciler) podsRunOtherConfig(v state) bool {
 	st, ok := templateStamp(v)
 	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
@@ -72,16 +70,14 @@ func (r *Reconciler) podsRunOtherConfig(v state) bool {
 }
 
 // templateStamp reads the stamp of the workload's last rollout from its pod
-// template: the annotation, or under the env-vars strategy the newest of
-// the variables ripple set, whichever is later. A workload rolled under
+// template: the annotation or the newest of the variables ripple set,
+// whichever is later, whatever the strategy now. A workload rolled under
 // one strategy, then the other, and switched back carries both, and the
 // older says neither when it last rolled nor what its pods run.
 func templateStamp(v state) (stamp, bool) {
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
-	if v.reloadStrategy == workload.StampEnvVars {
-		if env, found := envStamp(v); found && (!ok || env.at >= st.at) {
-			st, ok = env, true
-		}
+	if env, found := envStamp(v); found && (!ok || env.at >= st.at) {
+		st, ok = env, true
 	}
 	return st, ok
 }

@@ -313,7 +313,8 @@ func TestTemplateStamp_TheLaterOfAnnotationAndVariables(t *testing.T) {
 		{name: "variables rolled after the annotation", strategy: workload.StampEnvVars, ann: &t1, env: &t2, want: t2, wantFound: true},
 		{name: "annotation rolled after the variables", strategy: workload.StampEnvVars, ann: &t2, env: &t1, want: t2, wantFound: true},
 		{name: "Reloader's variable is no stamp", strategy: workload.StampEnvVars, ann: &t1, reloader: true, want: t1, wantFound: true},
-		{name: "under annotations the variables are not read", strategy: workload.StampAnnotations, ann: &t1, env: &t2, want: t1, wantFound: true},
+		{name: "switched back to annotations: the variables of the last rollout still count", strategy: workload.StampAnnotations, ann: &t1, env: &t2, want: t2, wantFound: true},
+		{name: "switched back to annotations and rolled since", strategy: workload.StampAnnotations, ann: &t2, env: &t1, want: t2, wantFound: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -341,6 +341,24 @@ var _ = Describe("Pause periods", func() {
 		Expect(countPrefix(eventsFor(sts)(), "ReloadPaused")).To(Equal(2), "one hold per change: the interval neither ends the hold nor starts another")
 	})
 
+	It("writes a change made during a Deployment's pause into the paused template whatever its minimum interval, so both roll at the pause's end", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ann := pauseFor("5s")
+		ann[annotations.MinRolloutInterval] = "10s"
+		dep := createDeployment(ns, "dep", ann, envFromConfigMap("cfg"))
+		startRipple()
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+
+		setData(cm, "k", "3")
+
+		Eventually(before.Rollouts, 4*time.Second).Should(Equal(2), "the second change is written into the paused template")
+		Expect(specPaused(dep)()).To(BeTrue(), "while the pause lasts")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
+		Consistently(before.Rollouts, 6*time.Second).Should(Equal(2), "no rollout of its own for the second change")
+	})
+
 	It("pauses every workload without the annotation with --pause-period, and none whose annotation says 0", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		byFlag := createDeployment(ns, "by-flag", auto, envFromConfigMap("cfg"))
