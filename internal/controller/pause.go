@@ -141,6 +141,14 @@ func (r *Reconciler) pauseMark(ctx context.Context, v state, names string) (mark
 	return nil, true, nil
 }
 
+// inSpecPause reports a Deployment ripple paused: a change written into its
+// paused template rolls at the pause's end with the change that began it,
+// so the minimum interval, which would make it a second rollout, does not
+// hold it.
+func (r *Reconciler) inSpecPause(v state) bool {
+	return v.paused && r.Type.Pause == workload.PauseSpec
+}
+
 // ownerPaused reports a Deployment its owner paused, not ripple. Its
 // rollout starts when they resume it, so it takes no pacing slot, which it
 // would hold, never available, until --rollout-timeout.

@@ -509,11 +509,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	if held || err != nil {
 		return outcome{deferred: true, requeue: v.pausePeriod}, err
 	}
-	// A change made during ripple's pause of a Deployment is written into
-	// the paused template at once: it rolls at the pause's end with the
-	// change that began it, where the interval would make it a second
-	// rollout.
-	if left := r.minIntervalLeft(v); left > 0 && !(v.paused && r.Type.Pause == workload.PauseSpec) {
+	if left := r.minIntervalLeft(v); left > 0 && !r.inSpecPause(v) {
 		skipsTotal.WithLabelValues(skipMinInterval).Inc()
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Held: its last rollout was less than %s ago; the changes made until then roll together", v.minInterval)
 		return outcome{deferred: true, requeue: left}, nil
