@@ -266,6 +266,20 @@ func TestWrittenSince_OnlyRewritesAtOrAfterTheRecord(t *testing.T) {
 	}
 }
 
+// Two installations on one namespace: the one that waited out the other's
+// record does not roll again for the data written in the second before
+// that record, which the other rolled for.
+func TestTakeoverFrom_SlackOnlyForARecordFoundOnTheFirstLook(t *testing.T) {
+	rec := record{at: 200}
+	current := map[refs.Ref]tracked{cmRef("rolled-by-the-other"): {createdAt: 100, version: versionSum{dataWrittenAt: 199}}}
+	if got := writtenSince(current, takeoverFrom(rec, false)); len(got) != 0 {
+		t.Errorf("after the grace, %v rolls again", got)
+	}
+	if got := writtenSince(current, takeoverFrom(rec, true)); len(got) != 1 {
+		t.Errorf("on a first look, a write within the slack of a lost key's record rolls nothing: %v", got)
+	}
+}
+
 // An object ripple first saw at its current version, as a relist after a
 // watch gap adds one created and edited during the gap, counts as changed
 // when its managed fields show its data written after its creation.
