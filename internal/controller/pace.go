@@ -492,14 +492,25 @@ func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string 
 
 // minIntervalLeft is how long the workload must still wait for its next
 // rollout under its minimum interval: from its last one, as its pod
-// template's stamp says.
+// template's stamp says, or its type's restart (an Argo Rollout's
+// restartAt, which a restart writes in place of a stamp), whichever is
+// later.
 func (r *Reconciler) minIntervalLeft(v state) time.Duration {
 	if v.minInterval == 0 {
 		return 0
 	}
-	st, ok := templateStamp(v)
-	if !ok {
+	var last time.Time
+	if st, ok := templateStamp(v); ok {
+		last = time.Unix(st.at, 0)
+	}
+	if r.Type.RestartedAt != nil {
+		// restartAt is the second after the restart was written.
+		if at, ok := r.Type.RestartedAt(v.obj); ok && at.Add(-time.Second).After(last) {
+			last = at.Add(-time.Second)
+		}
+	}
+	if last.IsZero() {
 		return 0
 	}
-	return time.Unix(st.at, 0).Add(v.minInterval).Sub(r.now())
+	return last.Add(v.minInterval).Sub(r.now())
 }

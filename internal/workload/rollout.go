@@ -46,6 +46,13 @@ func init() {
 	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
 		return Result{}, rollRollout(ctx, c, t, obj, ch)
 	}
+	t.RestartedAt = func(obj client.Object) (time.Time, bool) {
+		ro, ok := obj.(*Rollout)
+		if !ok || ro.Spec.RestartAt == nil {
+			return time.Time{}, false
+		}
+		return ro.Spec.RestartAt.Time, true
+	}
 	register(t)
 }
 

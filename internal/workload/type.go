@@ -80,6 +80,10 @@ type Type struct {
 	// OwnerPaused, for a PauseSpec type, reports whether the object's spec
 	// is paused: a pause ripple did not start is left to its owner.
 	OwnerPaused func(client.Object) bool
+	// RestartedAt, when set, reads when the object was last restarted
+	// other than through its pod template (an Argo Rollout's
+	// spec.restartAt), for the minimum interval between rollouts.
+	RestartedAt func(client.Object) (time.Time, bool)
 }
 
 // Strategy is a per-workload choice of how a type rolls: an annotation on

@@ -284,6 +284,24 @@ var _ = Describe("Argo Rollouts", func() {
 		expectRestartedOnce(ro, after, changedAt)
 	})
 
+	It("holds a restart within the Rollout's minimum interval since its last restart", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ann := maps.Clone(restart)
+		ann[annotations.MinRolloutInterval] = "8s"
+		ro := createRollout(ns, "web", ann, nil, envFromConfigMap("cfg"))
+		startRipple(argo)
+		before := rolloutRecorded(ro)
+		changedAt := time.Now()
+		setData(cm, "k", "2")
+		after := expectRestartedOnce(ro, before, changedAt)
+
+		setData(cm, "k", "3")
+
+		Eventually(eventsFor(ro), 10*time.Second).Should(ContainElement(ContainSubstring("less than 8s ago")))
+		Expect(after.Restarts()).To(BeZero(), "held")
+		Eventually(after.Restarts, 15*time.Second).Should(Equal(1), "restarted once the interval ends")
+	})
+
 	It("reports an unknown rollout-strategy and rolls through the pod template, Reloader's default", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", map[string]string{annotations.Auto: "true", annotations.RolloutStrategy: "Restart"}, nil, envFromConfigMap("cfg"))
