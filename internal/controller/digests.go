@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -26,9 +27,11 @@ import (
 type digests struct {
 	reader client.Reader // reads the API server, never a cache
 	flight singleflight.Group
-	// listing lets one LIST of ConfigMaps with their data run at a time
-	// (prefetch).
+	// listing lets one LIST of ConfigMaps with their data run at a time,
+	// and wanted holds, by namespace, the objects the reconciles that share
+	// it want (prefetch).
 	listing sync.Mutex
+	wanted  map[string]map[types.UID]bool
 
 	mu    sync.Mutex
 	byUID map[types.UID]versionSum
@@ -61,7 +64,7 @@ type versionSum struct {
 
 func newDigests(reader client.Reader) *digests {
 	return &digests{reader: reader, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}},
-		fed: map[string]bool{}, awaited: map[string]chan struct{}{}, wait: feedWait}
+		fed: map[string]bool{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 
 // of returns the digest of the object whose cached metadata is meta; found
@@ -281,11 +284,12 @@ const (
 // uses never reaches ripple.
 //
 // One LIST runs at a time, and reconciles that want the same namespace's
-// meanwhile share it: at start, every workload under one reload list
-// wants the same objects, and each of ripple's workers holding pages of
-// data at once could run it out of memory. A reconcile that still wants
-// many after the shared LIST (it wanted others) runs one more; it reads
-// what is left one GET each.
+// objects meanwhile share it, each adding what it wants: at start, every
+// workload under a reload list wants the same objects, and each of
+// ripple's workers holding pages of data at once could run it out of
+// memory. A reconcile that still wants many after the shared LIST (it
+// joined once the LIST had passed them) runs one more; it reads what is
+// left one GET each.
 func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, sel labels.Selector, metas []client.Object) error {
 	if kind != refs.ConfigMap {
 		return nil
@@ -295,7 +299,8 @@ func (d *digests) prefetch(ctx context.Context, kind refs.Kind, ns string, sel l
 		if len(want) < bulkMin {
 			return nil
 		}
-		if _, err, _ := d.flight.Do("list/"+ns, func() (any, error) { return nil, d.list(ctx, ns, sel, want) }); err != nil {
+		d.want(ns, want)
+		if _, err, _ := d.flight.Do("list/"+ns, func() (any, error) { return nil, d.list(ctx, ns, sel) }); err != nil {
 			return err
 		}
 	}
@@ -314,26 +319,50 @@ func (d *digests) unknown(metas []client.Object) map[types.UID]bool {
 	return want
 }
 
+func (d *digests) want(ns string, uids map[types.UID]bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.wanted[ns] == nil {
+		d.wanted[ns] = map[types.UID]bool{}
+	}
+	maps.Copy(d.wanted[ns], uids)
+}
+
+// take reports whether the object is wanted, and no longer wants it; left
+// is how many are still wanted in the namespace.
+func (d *digests) take(ns string, uid types.UID) (wanted bool, left int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	wanted = d.wanted[ns][uid]
+	delete(d.wanted[ns], uid)
+	return wanted, len(d.wanted[ns])
+}
+
 // list pages through the namespace's ConfigMaps until it has stored the
 // digest of each one wanted.
-func (d *digests) list(ctx context.Context, ns string, sel labels.Selector, want map[types.UID]bool) error {
+func (d *digests) list(ctx context.Context, ns string, sel labels.Selector) error {
 	d.listing.Lock()
 	defer d.listing.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.wanted, ns)
+		d.mu.Unlock()
+	}()
 	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel, Limit: bulkPage}
-	for len(want) > 0 {
+	for {
 		list := &corev1.ConfigMapList{}
 		if err := d.reader.List(ctx, list, opts); err != nil {
 			return fmt.Errorf("listing ConfigMaps in %s: %w", ns, err)
 		}
+		left := 1
 		for i := range list.Items {
-			if want[list.Items[i].UID] {
+			var wanted bool
+			if wanted, left = d.take(ns, list.Items[i].UID); wanted {
 				d.store(&list.Items[i])
-				delete(want, list.Items[i].UID)
 			}
 		}
-		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+		if opts.Continue = list.GetContinue(); opts.Continue == "" || left == 0 {
 			return nil
 		}
 	}
-	return nil
 }

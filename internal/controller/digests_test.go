@@ -3,10 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,5 +60,66 @@ func TestPrefetch_OneListWithDataAtATime(t *testing.T) {
 	wg.Wait()
 	if most := reader.most; most != 1 {
 		t.Errorf("%d LISTs ran at once, want 1", most)
+	}
+}
+
+// pagedConfigMaps serves one page of ConfigMaps, once released, and counts
+// the LISTs.
+type pagedConfigMaps struct {
+	client.Reader
+	items   []corev1.ConfigMap
+	started chan struct{}
+	release chan struct{}
+	lists   atomic.Int32
+}
+
+func (p *pagedConfigMaps) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	if p.lists.Add(1) == 1 {
+		close(p.started)
+	}
+	<-p.release
+	list.(*corev1.ConfigMapList).Items = p.items
+	return nil
+}
+
+// TestPrefetch_ASharedListServesEveryReconcileThatJoinedIt: two workloads
+// of one namespace under different reload lists want different objects;
+// the one that joins the other's LIST gets its own from it too.
+func TestPrefetch_ASharedListServesEveryReconcileThatJoinedIt(t *testing.T) {
+	reader := &pagedConfigMaps{started: make(chan struct{}), release: make(chan struct{})}
+	var a, b []client.Object
+	for i := range 2 * bulkMin {
+		cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint(i), UID: types.UID(fmt.Sprint(i)), ResourceVersion: "1"}}
+		reader.items = append(reader.items, cm)
+		meta := &metav1.PartialObjectMetadata{ObjectMeta: cm.ObjectMeta}
+		if i < bulkMin {
+			a = append(a, meta)
+		} else {
+			b = append(b, meta)
+		}
+	}
+	d := newDigests(reader)
+	var wg sync.WaitGroup
+	for _, metas := range [][]client.Object{a, b} {
+		wg.Go(func() {
+			if err := d.prefetch(context.Background(), refs.ConfigMap, "team", nil, metas); err != nil {
+				t.Error(err)
+			}
+		})
+		<-reader.started
+	}
+	for {
+		d.mu.Lock()
+		n := len(d.wanted["team"])
+		d.mu.Unlock()
+		if n == 2*bulkMin {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(reader.release)
+	wg.Wait()
+	if got := len(d.unknown(append(a, b...))); got != 0 || reader.lists.Load() != 1 {
+		t.Errorf("%d digests unknown after %d LISTs, want none after one", got, reader.lists.Load())
 	}
 }
