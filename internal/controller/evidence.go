@@ -120,26 +120,12 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 	if !firstLook && left > 0 {
 		return outcome{requeue: left}, nil
 	}
-	if since := writtenSince(v.current, takeoverFrom(rec, firstLook)); len(since) > 0 {
+	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 {
 		return r.roll(ctx, v, r.next(v.current, nil), since, describe(since, nil)+" (since a record under another key)")
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
 	return outcome{}, r.record(ctx, v.obj, r.next(v.current, nil))
-}
-
-// takeoverFrom is the second from which a data write rolls the workload
-// when ripple takes over a record under another key. A record found on
-// ripple's first look was there before it, from a key lost or replaced:
-// its second, less clockSlack, since which a change may not be in it. One
-// waited for through foreignGrace may be a live installation's, which
-// rolled for what was written before the second of its record: the slack
-// would roll that again.
-func takeoverFrom(rec record, firstLook bool) int64 {
-	if firstLook {
-		return rec.at - clockSlack
-	}
-	return rec.at
 }
 
 // writtenSince returns the tracked objects whose data was written again,
@@ -166,6 +152,9 @@ const (
 	stripWindow   = 10 * time.Minute
 	stripsAllowed = 5
 	stripBackoff  = time.Minute
+	// stripForget is how long a count that led to a warning is kept
+	// since its window began.
+	stripForget = 6 * time.Hour
 )
 
 type strips struct {
@@ -237,7 +226,9 @@ func (s *strips) prune(now time.Time) {
 	}
 	s.pruned = now
 	for key, c := range s.m {
-		if now.Sub(c.since) > stripWindow && !now.Before(c.until) {
+		// A writer that strips the record is warned of once; its count
+		// stays while it keeps at it.
+		if now.Sub(c.since) > stripWindow && !now.Before(c.until) && (!c.warned || now.Sub(c.since) > stripForget) {
 			delete(s.m, key)
 		}
 	}

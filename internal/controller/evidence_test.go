@@ -121,6 +121,29 @@ func TestStrips_AWorkloadCreatedAgainStartsOver(t *testing.T) {
 	}
 }
 
+func TestStrips_AWriterWarnedOfIsWarnedOfOnce(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "app"}
+	s := newStrips()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	warnings := 0
+	// Each hour, the writer strips the record six times in a row.
+	for range 3 {
+		for range stripsAllowed + 1 {
+			wait, warn := s.backoff(key, "u", now)
+			if warn {
+				warnings++
+			}
+			now = now.Add(wait)
+			s.written(key, "u", now)
+			now = now.Add(time.Second)
+		}
+		now = now.Add(time.Hour)
+	}
+	if warnings != 1 {
+		t.Fatalf("%d warnings, want 1", warnings)
+	}
+}
+
 func TestStrips_CountsWhoseWindowIsOverAreDropped(t *testing.T) {
 	s := newStrips()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -263,20 +286,6 @@ func TestWrittenSince_OnlyRewritesAtOrAfterTheRecord(t *testing.T) {
 	want := []refs.Ref{cmRef("rewritten-after"), cmRef("rewritten-at")}
 	if !slices.Equal(got, want) {
 		t.Fatalf("writtenSince = %v, want %v", got, want)
-	}
-}
-
-// Two installations on one namespace: the one that waited out the other's
-// record does not roll again for the data written in the second before
-// that record, which the other rolled for.
-func TestTakeoverFrom_SlackOnlyForARecordFoundOnTheFirstLook(t *testing.T) {
-	rec := record{at: 200}
-	current := map[refs.Ref]tracked{cmRef("rolled-by-the-other"): {createdAt: 100, version: versionSum{dataWrittenAt: 199}}}
-	if got := writtenSince(current, takeoverFrom(rec, false)); len(got) != 0 {
-		t.Errorf("after the grace, %v rolls again", got)
-	}
-	if got := writtenSince(current, takeoverFrom(rec, true)); len(got) != 1 {
-		t.Errorf("on a first look, a write within the slack of a lost key's record rolls nothing: %v", got)
 	}
 }
 
