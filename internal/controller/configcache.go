@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,10 +27,10 @@ import (
 // configMeta is what ripple caches of a ConfigMap or Secret: identity,
 // version, creation time and the two annotations an object may carry for
 // ripple. Labels and other annotations, kubectl's last-applied copy of the
-// data above all, would only cost memory. It is about a third of a cached
-// PartialObjectMetadata, trimmed alike (288 bytes before its strings): on
-// a cluster of tens of thousands of ConfigMaps and Secrets, most of which
-// no workload uses, that is most of what ripple holds.
+// data above all, would only cost memory. It is 80 bytes before its
+// strings, where a PartialObjectMetadata trimmed alike is 288: on a
+// cluster of tens of thousands of ConfigMaps and Secrets, most of which no
+// workload uses, they are most of what ripple holds.
 type configMeta struct {
 	namespace, name string
 	uid             types.UID
@@ -56,7 +55,14 @@ func (m *configMeta) GetObjectMeta() metav1.Object {
 
 // object is the metadata as the rest of ripple reads it.
 func (m *configMeta) object(kind refs.Kind) *metav1.PartialObjectMetadata {
-	obj := configObject(kind)
+	obj := &metav1.PartialObjectMetadata{}
+	m.fill(obj, kind)
+	return obj
+}
+
+// fill writes the metadata into obj, a list's item say, in place.
+func (m *configMeta) fill(obj *metav1.PartialObjectMetadata, kind refs.Kind) {
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(string(kind)))
 	obj.ObjectMeta = metav1.ObjectMeta{
 		Namespace:         m.namespace,
 		Name:              m.name,
@@ -65,41 +71,34 @@ func (m *configMeta) object(kind refs.Kind) *metav1.PartialObjectMetadata {
 		CreationTimestamp: metav1.Unix(m.created, 0),
 		Annotations:       maps.Clone(m.annotations),
 	}
-	return obj
 }
 
 // compactConfig is the informers' transform into configMeta. The
 // namespace of an object repeats that of the one before it in a list,
-// which is sorted, so keeping the last one's string shares it.
+// which is sorted, so keeping the last one's string shares it. Each
+// informer has a transform of its own, which client-go calls under its
+// queue's lock, one object at a time.
 func compactConfig(keys annotations.Keys) toolscache.TransformFunc {
 	keep := []string{keys.Ignore, keys.Match}
-	var (
-		mu      sync.Mutex
-		lastNS  string
-		compact = func(m *metav1.PartialObjectMetadata) *configMeta {
-			out := &configMeta{name: m.Name, uid: m.UID, version: m.ResourceVersion, created: m.CreationTimestamp.Unix()}
-			mu.Lock()
-			if m.Namespace != lastNS {
-				lastNS = m.Namespace
-			}
-			out.namespace = lastNS
-			mu.Unlock()
-			for _, k := range keep {
-				if v, ok := m.Annotations[k]; ok {
-					if out.annotations == nil {
-						out.annotations = make(map[string]string, len(keep))
-					}
-					out.annotations[k] = v
-				}
-			}
-			return out
-		}
-	)
+	var lastNS string
 	return func(obj any) (any, error) {
-		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			return compact(m), nil
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return obj, nil
 		}
-		return obj, nil
+		if m.Namespace != lastNS {
+			lastNS = m.Namespace
+		}
+		out := &configMeta{namespace: lastNS, name: m.Name, uid: m.UID, version: m.ResourceVersion, created: m.CreationTimestamp.Unix()}
+		for _, k := range keep {
+			if v, ok := m.Annotations[k]; ok {
+				if out.annotations == nil {
+					out.annotations = make(map[string]string, len(keep))
+				}
+				out.annotations[k] = v
+			}
+		}
+		return out, nil
 	}
 }
 
@@ -208,7 +207,7 @@ func (c *configCache) get(key types.NamespacedName) (*configMeta, error) {
 	obj, found, err := idx.GetByKey(key.Namespace + "/" + key.Name)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("reading the cache: %w", err)
 	case !found:
 		return nil, apierrors.NewNotFound(corev1.Resource(resourceOf(c.kind)), key.Name)
 	}
@@ -226,7 +225,7 @@ func (c *configCache) list(ns string) ([]*configMeta, error) {
 	}
 	objs, err := idx.ByIndex(toolscache.NamespaceIndex, ns)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the cache: %w", err)
 	}
 	out := make([]*configMeta, 0, len(objs))
 	for _, o := range objs {
@@ -316,7 +315,7 @@ func (c configReads) Get(ctx context.Context, key client.ObjectKey, obj client.O
 	if err != nil {
 		return err
 	}
-	*m = *cm.object(cc.kind)
+	cm.fill(m, cc.kind)
 	return nil
 }
 
@@ -344,7 +343,7 @@ func (c configReads) List(ctx context.Context, list client.ObjectList, opts ...c
 	}
 	l.Items = make([]metav1.PartialObjectMetadata, len(metas))
 	for i, m := range metas {
-		l.Items[i] = *m.object(cc.kind)
+		m.fill(&l.Items[i], cc.kind)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -184,5 +185,37 @@ func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
 	}
 	if _, kept := sums.born.version("u-1"); kept {
 		t.Error("the creation of the object replaced is kept")
+	}
+}
+
+func TestConfigReads_AnIgnoredKindIsAnErrorNotAnInformer(t *testing.T) {
+	c := cachedSecrets(t, "team")
+	err := c.Get(context.Background(), types.NamespacedName{Namespace: "team", Name: "cfg"}, configObject(refs.ConfigMap))
+	if err == nil || apierrors.IsNotFound(err) {
+		t.Errorf("reading a ConfigMap when ConfigMaps are ignored: %v, want an error that is not a deletion", err)
+	}
+}
+
+// TestFanoutSource_WaitsPastTheSyncTimeoutUntilStopped: the controller's
+// sync timeout, which the context WaitForSync is given carries, does not
+// end the wait; the controller's stop does, with an error that says so.
+func TestFanoutSource_WaitsPastTheSyncTimeoutUntilStopped(t *testing.T) {
+	run, stop := context.WithCancel(context.Background())
+	s := &fanoutSource{f: &fanout{kind: refs.Secret, synced: func() bool { return false }}}
+	if err := s.Start(run, nil); err != nil {
+		t.Fatal(err)
+	}
+	timeout, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error)
+	go func() { done <- s.WaitForSync(timeout) }()
+	select {
+	case err := <-done:
+		t.Fatalf("WaitForSync ended with its own context: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitForSync = %v, want context.Canceled wrapped", err)
 	}
 }

@@ -10,8 +10,8 @@
 //     SecretProviderClassPodStatus objects the secrets store CSI driver
 //     writes; a SecretProviderClass is tracked through them.
 //   - configcache.go: ripple's own informers hold a compact copy of the
-//     metadata of ConfigMaps and Secrets, so unused objects cost about 200
-//     bytes and no data is ever cached; cache.go configures
+//     metadata of ConfigMaps and Secrets, so unused objects cost about 300
+//     bytes, the store's index included, and no data is ever cached; cache.go configures
 //     controller-runtime's cache, of the workloads.
 //   - handler.go: the one handler per informer (fanout) drops an update that
 //     repeats a resourceVersion (a resync), looks "kind/namespace/name" up in

@@ -68,7 +68,8 @@ type fanoutSource struct {
 	f    *fanout
 	typ  workload.Type
 	seen *triggers
-	// run is the controller's context, which Start is given.
+	// run is the controller's context, which Start is given, kept for
+	// WaitForSync, whose own context ends at the cache sync timeout.
 	run context.Context
 }
 
