@@ -37,6 +37,33 @@ import (
 // of Secrets, then one controller per workload type that is not ignored.
 // now tells the API server's time (see apiclock).
 func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
+	// The caches of ConfigMaps and Secrets start here (configcache.go):
+	// they stop when the manager does, or at once if Setup fails.
+	ctx, cancel := context.WithCancel(ctx)
+	if err := mgr.Add(stopWith(cancel)); err != nil {
+		cancel()
+		return fmt.Errorf("adding the caches' stop: %w", err)
+	}
+	if err := setup(ctx, mgr, opts, keyed, now); err != nil {
+		cancel()
+		return err
+	}
+	return nil
+}
+
+// stopWith is a runnable, on every replica, that calls its function when
+// the manager stops.
+type stopWith context.CancelFunc
+
+func (s stopWith) Start(ctx context.Context) error {
+	<-ctx.Done()
+	s()
+	return nil
+}
+
+func (stopWith) NeedLeaderElection() bool { return false }
+
+func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
 	w := newWrites()
 	recorder, err := newRecorder(ctx, mgr, w)
 	if err != nil {
