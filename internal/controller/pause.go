@@ -162,7 +162,7 @@ func (r *Reconciler) pausedFor(v state, mark *workload.PauseMark) time.Duration 
 	switch {
 	case mark != nil && mark.At != "":
 		return v.pausePeriod
-	case v.paused && r.Type.Pause == workload.PauseSpec:
+	case r.inSpecPause(v):
 		return max(r.pauseLeft(v.view), 0)
 	}
 	return 0
