@@ -34,8 +34,9 @@ func trimmer[T any, PT interface {
 // trimTemplate keeps of a pod template what ripple reads and writes: the
 // template's annotations (its stamp), the volumes, and of each container
 // its name, its restart policy and what can reference a ConfigMap or Secret
-// or carry ripple's env var. Containers stay in place, so a JSON patch built from the
-// trimmed template addresses the same containers as the live one.
+// or carry ripple's env var. Containers stay in place, so a JSON patch
+// built from the trimmed template addresses the same containers as the
+// live one.
 func trimTemplate(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
 	s := t.Spec
 	return corev1.PodTemplateSpec{
