@@ -111,14 +111,7 @@ type configCache struct {
 }
 
 func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind) (*configCache, error) {
-	var selector string
-	if opts.ResourceSelector != nil {
-		selector = opts.ResourceSelector.String()
-	}
-	namespaces := opts.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
+	selector, namespaces := configScope(opts)
 	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
 	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
 	for _, ns := range namespaces {
@@ -143,6 +136,20 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 		c.informers[ns] = inf
 	}
 	return c, nil
+}
+
+// configScope is what a watch of ConfigMaps or Secrets asks the API server
+// for: the label selector of --resource-label-selector, and the namespaces
+// of --namespaces, or "" for every namespace.
+func configScope(opts *options.Options) (selector string, namespaces []string) {
+	if opts.ResourceSelector != nil {
+		selector = opts.ResourceSelector.String()
+	}
+	namespaces = opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	return selector, namespaces
 }
 
 func resourceOf(kind refs.Kind) string {

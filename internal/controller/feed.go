@@ -59,14 +59,7 @@ func addFeeds(mgr ctrl.Manager, opts *options.Options, sums *digests) error {
 	if err != nil {
 		return fmt.Errorf("creating the ConfigMap client: %w", err)
 	}
-	var selector string
-	if opts.ResourceSelector != nil {
-		selector = opts.ResourceSelector.String()
-	}
-	namespaces := opts.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
+	selector, namespaces := configScope(opts)
 	for _, ns := range namespaces {
 		f := &feed{client: cl, namespace: ns, selector: selector, sums: sums, log: mgr.GetLogger().WithName("feed").WithValues("namespace", ns)}
 		if err := mgr.Add(f); err != nil {
