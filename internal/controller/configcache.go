@@ -76,8 +76,8 @@ func (m *configMeta) fill(obj *metav1.PartialObjectMetadata, kind refs.Kind) {
 // compactConfig is the informers' transform into configMeta. The
 // namespace of an object repeats that of the one before it in a list,
 // which is sorted, so keeping the last one's string shares it. Each
-// informer has a transform of its own, which client-go calls under its
-// queue's lock, one object at a time.
+// informer has a transform of its own, which client-go calls from the
+// informer's reflector, one object at a time.
 func compactConfig(keys annotations.Keys) toolscache.TransformFunc {
 	keep := []string{keys.Ignore, keys.Match}
 	var lastNS string

@@ -343,6 +343,14 @@ func (d *digests) take(ns string, uid types.UID) (wanted bool, left int) {
 func (d *digests) list(ctx context.Context, ns string, sel labels.Selector) error {
 	d.listing.Lock()
 	defer d.listing.Unlock()
+	// A reconcile may add its wants as a LIST ends and find them gone:
+	// it runs another, which has nothing to do when a LIST served it.
+	d.mu.Lock()
+	idle := len(d.wanted[ns]) == 0
+	d.mu.Unlock()
+	if idle {
+		return nil
+	}
 	defer func() {
 		d.mu.Lock()
 		delete(d.wanted, ns)

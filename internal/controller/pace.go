@@ -490,13 +490,6 @@ func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string 
 	return ns + "/" + changed[0].String() + "@" + current[changed[0]].version.version
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
 // minIntervalLeft is how long the workload must still wait for its next
 // rollout under its minimum interval: from its last one, as its pod
 // template's stamp says, or its type's restart (an Argo Rollout's
@@ -512,10 +505,10 @@ func (r *Reconciler) minIntervalLeft(v state) time.Duration {
 	}
 	if r.Type.RestartedAt != nil {
 		// restartAt is the second after the restart was written; one set
-		// for later (kubectl argo rollouts restart --in) counts from now.
+		// for later (kubectl argo rollouts restart --in) has not happened.
 		if at, ok := r.Type.RestartedAt(v.obj); ok {
-			if at = at.Add(-time.Second); at.After(last) {
-				last = minTime(at, r.now())
+			if at = at.Add(-time.Second); at.After(last) && !at.After(r.now()) {
+				last = at
 			}
 		}
 	}
