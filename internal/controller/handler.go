@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -109,33 +110,47 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
-			o, n := f.object(oldObj), f.object(newObj)
-			if o == nil || n == nil || o.GetResourceVersion() == n.GetResourceVersion() {
+			oldUID, oldVersion := identity(oldObj)
+			newUID, newVersion := identity(newObj)
+			if oldVersion == "" || newVersion == "" || oldVersion == newVersion {
 				return
 			}
 			// Deleted and created again within a relist of the informer,
 			// which reports the two as one update.
-			if o.GetUID() != n.GetUID() {
-				f.forget(o)
+			if oldUID != newUID {
+				f.forget(oldUID)
 			}
-			f.enqueue(n)
+			f.enqueue(f.object(newObj))
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
 			if o := f.object(obj); o != nil {
-				f.forget(o)
+				f.forget(o.GetUID())
 				f.enqueue(o)
 			}
 		},
 	}
 }
 
+// identity reads an informer's object's UID and version without building
+// the object ripple reads: every update of every ConfigMap and Secret in
+// ripple's scope comes this way, and most are skipped or track nothing.
+func identity(obj any) (types.UID, string) {
+	if m, ok := obj.(*configMeta); ok {
+		return m.uid, m.version
+	}
+	if o, ok := obj.(client.Object); ok {
+		return o.GetUID(), o.GetResourceVersion()
+	}
+	return "", ""
+}
+
 // forget drops what ripple keeps of a deleted object.
-func (f *fanout) forget(o client.Object) {
-	f.digests.forget(o.GetUID())
-	f.digests.born.forget(o.GetUID())
+func (f *fanout) forget(uid types.UID) {
+	f.digests.forget(uid)
+	f.digests.born.forget(uid)
 }
 
 // object is an informer's object as the rest of ripple reads it.
