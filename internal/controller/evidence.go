@@ -128,6 +128,31 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 	return outcome{}, r.record(ctx, v.obj, r.next(v.current, nil))
 }
 
+// copied handles a record older than the workload: copied with its
+// manifest, or carried over by ripple's recreation of a Job. The pods
+// started with the config of the workload's creation or later, so it rolls
+// only for objects whose data was written again since that creation (the
+// same second included: API server time on both sides) and differs from
+// the record; under a key ripple does not know, or folded, the record
+// cannot tell, and the writes alone decide. The rest is recorded as it is
+// now. Recording it all, as before, lost a change made after the creation
+// and before ripple's first look: a Job it recreated just before going
+// down, changed while it was down.
+func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, error) {
+	next := r.next(v.current, nil)
+	since := writtenSince(v.current, v.obj.GetCreationTimestamp().Unix())
+	if keyed, known := r.Keyed.Lookup(rec.keyID); known && !isFolded(rec.objects) {
+		changed := diff(rec, v.current, keyed.Short, nil)
+		since = slices.DeleteFunc(since, func(ref refs.Ref) bool { return changed[ref] == 0 })
+	}
+	if len(since) > 0 {
+		return r.roll(ctx, v, next, since, describe(since, nil)+" (since the workload's creation)")
+	}
+	skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
+	logf.FromContext(ctx).Info("Recording the config again: the record is older than the workload, copied with it or from the Job it replaced")
+	return outcome{}, r.record(ctx, v.obj, next)
+}
+
 // writtenSince returns the tracked objects whose data was written again,
 // after their creation, at or after the second at. A record under an
 // unknown key cannot be compared, but the objects' own history tells which

@@ -321,9 +321,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 		log.Info("Recording the config again: the recorded state is unreadable", "annotation", annotations.Recorded, "reason", v.recordErr.Error())
 		return r.recover(ctx, v)
 	case v.obj.GetCreationTimestamp().Unix() > rec.at+clockSlack:
-		skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
-		log.Info("Recording the config again: the record is older than the workload, so it was copied from another object")
-		return outcome{}, r.record(ctx, v.obj, r.next(v.current, nil))
+		return r.copied(ctx, v, rec)
 	}
 	r.strips.forget(client.ObjectKeyFromObject(v.obj))
 	keyed, known := r.Keyed.Lookup(rec.keyID)

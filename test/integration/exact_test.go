@@ -219,21 +219,34 @@ func neverLosingAChange() {
 		rolled := rolledOnceBy(dep, cm, "2")
 		first.stop()
 		setData(cm, "k", "3")
-		at, err := strconv.ParseInt(strings.Split(strings.Split(rolled.Recorded, ";")[1], "=")[1], 10, 64)
-		Expect(err).NotTo(HaveOccurred())
-		waitServerPast(ns, at)
+		// The pods of a workload created after the change start with it.
+		waitServerPast(ns, max(recordedAt(rolled)+1, lastWrite(cm)))
 
-		copied := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "restored", Annotations: dep.Annotations}, Spec: dep.Spec}
-		copied.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "restored"}}
-		copied.Spec.Template.Labels = map[string]string{"app": "restored"}
-		Expect(copied.Annotations).To(HaveKey(annotations.Recorded))
-		Expect(k8s.Create(suiteCtx, copied)).To(Succeed())
+		copied := createCopy(dep, "restored")
 		restored := withRollouts(copied, stateOf(copied))
 		Expect(restored.Digest).To(Equal(rolled.Digest), "the stamp is copied too")
 		startRipple()
 
 		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(rolled.Recorded))
 		expectNoRollout(copied, restored)
+	})
+
+	It("rolls a workload created with a record copied from another for a change ripple was down for", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+		waitServerPast(ns, recordedAt(rolled)+1)
+
+		// As when ripple recreates a Job just before it goes down: the
+		// copy's pods may have started before the change.
+		copied := createCopy(dep, "restored")
+		restored := withRollouts(copied, stateOf(copied))
+		setData(cm, "k", "3")
+		startRipple()
+
+		expectRolledOnce(copied, restored)
 	})
 
 	It("does not roll with --reload-on-delete when a ConfigMap only leaves ripple's label selector", func() {
@@ -322,6 +335,40 @@ func rolledOnceBy(dep *appsv1.Deployment, cm *corev1.ConfigMap, v string) state 
 	before := recorded(dep)
 	setData(cm, "k", v)
 	return expectRolledOnce(dep, before)
+}
+
+// createCopy creates a Deployment from dep's manifest, record included, as
+// a restore or a manifest copied from the live object would.
+func createCopy(dep *appsv1.Deployment, name string) *appsv1.Deployment {
+	GinkgoHelper()
+	Expect(dep.Annotations).To(HaveKey(annotations.Recorded))
+	copied := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: dep.Namespace, Name: name, Annotations: dep.Annotations}, Spec: dep.Spec}
+	copied.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+	copied.Spec.Template.Labels = map[string]string{"app": name}
+	Expect(k8s.Create(suiteCtx, copied)).To(Succeed())
+	return copied
+}
+
+// recordedAt is the API server second the record in s was written at.
+func recordedAt(s state) int64 {
+	GinkgoHelper()
+	at, err := strconv.ParseInt(strings.Split(strings.Split(s.Recorded, ";")[1], "=")[1], 10, 64)
+	Expect(err).NotTo(HaveOccurred())
+	return at
+}
+
+// lastWrite is the API server second obj was last written at, from its
+// managed fields.
+func lastWrite(obj client.Object) int64 {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	var at int64
+	for _, f := range obj.GetManagedFields() {
+		if f.Time != nil {
+			at = max(at, f.Time.Unix())
+		}
+	}
+	return at
 }
 
 // removeRecord writes the workload back without ripple's record, as
