@@ -127,6 +127,13 @@ func newOptedIn(kind string) *optedIn {
 	return &optedIn{keys: map[types.NamespacedName]struct{}{}, gauge: g}
 }
 
+func (o *optedIn) has(key types.NamespacedName) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.keys[key]
+	return ok
+}
+
 func (o *optedIn) set(key types.NamespacedName, in bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

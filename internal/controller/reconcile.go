@@ -204,10 +204,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Reconcile only reads the cached object: patch writes to a fresh one.
 	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.optedIn.set(req.NamespacedName, false)
-			r.looked.forget(req.NamespacedName)
-			r.reported.forget(req.NamespacedName)
-			r.strips.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
@@ -250,6 +247,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 	r.optedIn.set(req.NamespacedName, v.policy.OptedIn())
 	r.reportProblems(ctx, obj, v.policy.Problems)
 	if !v.policy.OptedIn() && !v.hasRecord {
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if v, err = r.borrowed(ctx, obj, v); v == nil || err != nil {
@@ -285,6 +283,20 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 		r.observeLatency(time.Since(triggeredAt))
 	}
 	return ctrl.Result{RequeueAfter: res.requeue}, err
+}
+
+// forget drops what ripple keeps of a workload it no longer follows:
+// deleted, or neither opted in nor recorded any more.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.optedIn.set(key, false)
+	r.looked.forget(key)
+	r.reported.forget(key)
+	r.strips.forget(key)
+}
+
+// known reports whether ripple keeps anything of the workload under key.
+func (r *Reconciler) known(key types.NamespacedName) bool {
+	return r.optedIn.has(key) || r.looked.has(key)
 }
 
 // sooner returns the sooner of two requeue delays, zero meaning none.

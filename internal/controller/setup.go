@@ -328,11 +328,22 @@ func relabelled() predicate.Predicate {
 
 // interesting drops events of workloads that neither opted in, nor were
 // recorded, nor carry a mistake to report: most workloads in a cluster.
+// An update or deletion of one ripple still keeps something of passes, so
+// that it is forgotten: a manifest replaced without ripple's annotations
+// drops the opt-in and the record in one write.
 func (r *Reconciler) interesting() predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+	is := func(o client.Object) bool {
 		v := r.views.of(o)
 		return v != nil && v.interesting()
-	})
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return is(e.Object) },
+		GenericFunc: func(e event.GenericEvent) bool { return is(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return is(e.ObjectNew) || r.known(client.ObjectKeyFromObject(e.ObjectNew))
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool { return is(e.Object) || r.known(client.ObjectKeyFromObject(e.Object)) },
+	}
 }
 
 // inputsChanged passes an update of a workload only when what Reconcile

@@ -177,6 +177,23 @@ var _ = Describe("ripple_workloads_tracked", func() {
 		Expect(k8s.Delete(suiteCtx, api)).To(Succeed())
 		Eventually(deployments, "10s").Should(Equal(0.0))
 	})
+
+	It("stops counting a workload replaced by a manifest without the opt-in or the record, as kubectl replace writes it", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		web := createDeployment(ns, "web", auto, volumeConfigMap("cfg"))
+		addr := freeAddress()
+		startRipple("--namespaces="+ns, "--metrics-bind-address="+addr)
+		recorded(web)
+		deployments := metric(addr, `ripple_workloads_tracked{kind="Deployment"}`)
+		Eventually(deployments, "10s").Should(Equal(1.0))
+
+		update(web, func(d *appsv1.Deployment) {
+			delete(d.Annotations, annotations.Auto)
+			delete(d.Annotations, annotations.Recorded)
+		})
+		Eventually(deployments, "10s").Should(Equal(0.0))
+	})
 })
 
 var _ = Describe("pprof", func() {
