@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -129,28 +130,59 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 }
 
 // copied handles a record older than the workload: copied with its
-// manifest, or carried over by ripple's recreation of a Job. The pods
-// started with the config of the workload's creation or later, so it rolls
-// only for objects whose data was written again since that creation (the
-// same second included: API server time on both sides) and differs from
-// the record; under a key ripple does not know, or folded, the record
-// cannot tell, and the writes alone decide. The rest is recorded as it is
-// now. Recording it all, as before, lost a change made after the creation
-// and before ripple's first look: a Job it recreated just before going
-// down, changed while it was down.
+// manifest, or carried over by ripple's recreation of a Job. Recording it
+// all, as for a record from elsewhere, lost a change made after the
+// creation and before ripple's first look (a Job it recreated just before
+// going down, changed while it was down). The pods started with the config
+// of the workload's creation or later, so what rolls is what changed since:
+// what a stamp ripple wrote on this very workload says they run, or else
+// the changes the record shows whose objects were created or written at or
+// after the creation (the same second included: API server time on both
+// sides).
 func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, error) {
 	next := r.next(v.current, nil)
-	since := writtenSince(v.current, v.obj.GetCreationTimestamp().Unix())
-	if keyed, known := r.Keyed.Lookup(rec.keyID); known && !isFolded(rec.objects) {
-		changed := diff(rec, v.current, keyed.Short, nil)
-		since = slices.DeleteFunc(since, func(ref refs.Ref) bool { return changed[ref] == 0 })
+	if st, ok := templateStamp(v); ok && v.obj.GetCreationTimestamp().Unix() <= st.at+clockSlack {
+		if keyed, known := r.Keyed.Lookup(st.keyID); known && workloadDigest(keyed, v.current) != st.digest {
+			changed := sortedRefs(v.current)
+			return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
+		} else if known {
+			return outcome{}, r.recordCopied(ctx, v, next)
+		}
 	}
-	if len(since) > 0 {
-		return r.roll(ctx, v, next, since, describe(since, nil)+" (since the workload's creation)")
+	since, err := r.sinceCreation(ctx, v, rec)
+	if err != nil || len(since) == 0 {
+		return outcome{}, errors.Join(err, r.recordCopied(ctx, v, next))
 	}
+	return r.roll(ctx, v, next, since, describe(since, nil)+" (since the workload's creation)")
+}
+
+func (r *Reconciler) recordCopied(ctx context.Context, v state, next record) error {
 	skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
 	logf.FromContext(ctx).Info("Recording the config again: the record is older than the workload, copied with it or from the Job it replaced")
-	return outcome{}, r.record(ctx, v.obj, next)
+	return r.record(ctx, v.obj, next)
+}
+
+// sinceCreation returns the changes since a copied record that may have
+// come after the workload's creation, and roll under the flags. Under a key
+// ripple does not know, or folded, the record tells no object's change,
+// and the objects' writes alone decide.
+func (r *Reconciler) sinceCreation(ctx context.Context, v state, rec record) ([]refs.Ref, error) {
+	created := v.obj.GetCreationTimestamp().Unix()
+	keyed, known := r.Keyed.Lookup(rec.keyID)
+	if !known || isFolded(rec.objects) {
+		return writtenSince(v.current, created), nil
+	}
+	changes, err := r.changes(ctx, v, rec, keyed)
+	if err != nil {
+		return nil, err
+	}
+	causes, _ := r.causes(changes)
+	// A deletion, or an object whose times are unknown (a
+	// SecretProviderClass's status), may have come after: it stays.
+	return slices.DeleteFunc(causes, func(ref refs.Ref) bool {
+		t, ok := v.current[ref]
+		return ok && t.createdAt != 0 && max(t.createdAt, t.version.dataWrittenAt) < created
+	}), nil
 }
 
 // writtenSince returns the tracked objects whose data was written again,

@@ -249,6 +249,45 @@ func neverLosingAChange() {
 		expectRolledOnce(copied, restored)
 	})
 
+	It("rolls a workload created with a record copied from another for a ConfigMap deleted and created again with other data while ripple was down", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+		waitServerPast(ns, recordedAt(rolled)+1)
+
+		copied := createCopy(dep, "restored")
+		restored := withRollouts(copied, stateOf(copied))
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+		createConfigMap(ns, "app-config", map[string]string{"k": "3"})
+		startRipple()
+
+		expectRolledOnce(copied, restored)
+	})
+
+	It("does not roll a copy again when a GitOps tool writes its stale record back after ripple rolled it", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		waitServerPast(ns, recordedAt(rolled)+1)
+		copied := createCopy(dep, "restored")
+		stale := copied.Annotations[annotations.Recorded]
+		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(stale))
+		before := withRollouts(copied, stateOf(copied))
+		setData(cm, "k", "3")
+		expectRolledOnce(copied, before)
+		first.stop()
+
+		update(copied, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = stale })
+		written := withRollouts(copied, stateOf(copied))
+		startRipple()
+
+		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(stale))
+		expectNoRollout(copied, written)
+	})
+
 	It("does not roll with --reload-on-delete when a ConfigMap only leaves ripple's label selector", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		update(cm, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
