@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,10 +30,10 @@ const (
 	// eventQueue is the most Events waiting to be written; more are
 	// dropped, and counted.
 	eventQueue = 10000
-	// eventRepeat is how long an Event that repeats one written, about the
-	// same version of the same object, is not written again: a workload
-	// with a mistaken annotation is reported once, however often it is
-	// reconciled. recentEvents bounds what is remembered for that.
+	// eventRepeat is how long an Event that repeats one written
+	// (repeatKeyOf) is not written again: a workload with a mistaken
+	// annotation is reported once, however often it is reconciled.
+	// recentEvents bounds what is remembered for that.
 	eventRepeat  = 6 * time.Minute
 	recentEvents = 4096
 	// eventTries bounds the writes of one Event the API server did not answer.
@@ -171,8 +172,17 @@ type repeatKey struct {
 	version, reason, action, note string
 }
 
+// repeatKeyOf tells a repeat of ev. A warning (a mistaken annotation, a
+// failure) is one whatever the object's version: a Deployment's status
+// moves its version many times a rollout, and each move would say the
+// same mistake again. A normal Event (a rollout, a skip) is about one
+// version, which the next change moves.
 func repeatKeyOf(ev *eventsv1.Event) repeatKey {
-	return repeatKey{uid: ev.Regarding.UID, version: ev.Regarding.ResourceVersion, reason: ev.Reason, action: ev.Action, note: ev.Note}
+	k := repeatKey{uid: ev.Regarding.UID, version: ev.Regarding.ResourceVersion, reason: ev.Reason, action: ev.Action, note: ev.Note}
+	if ev.Type == corev1.EventTypeWarning {
+		k.version = ""
+	}
+	return k
 }
 
 // run writes the queued Events until ctx ends.

@@ -12,7 +12,11 @@ import (
 func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
 	at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
 	event := func(version, note string) *eventsv1.Event {
-		return &eventsv1.Event{Reason: ReasonInvalidAnnotation, Action: "Parse", Note: note,
+		return &eventsv1.Event{Type: corev1.EventTypeWarning, Reason: ReasonInvalidAnnotation, Action: "Parse", Note: note,
+			Regarding: corev1.ObjectReference{UID: "u1", ResourceVersion: version}}
+	}
+	rolled := func(version string) *eventsv1.Event {
+		return &eventsv1.Event{Type: corev1.EventTypeNormal, Reason: ReasonReloaded, Action: "Reload", Note: "Rolled because ConfigMap/c changed",
 			Regarding: corev1.ObjectReference{UID: "u1", ResourceVersion: version}}
 	}
 	tests := []struct {
@@ -23,13 +27,19 @@ func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
 	}{
 		{"the same mistake on the same version, a reconcile later", event("1", "bad"), time.Second, true},
 		{"the same mistake after the repeat window", event("1", "bad"), eventRepeat, false},
-		{"the same note on a new version of the workload", event("2", "bad"), time.Second, false},
+		{"the same mistake on a new version of the workload, its status updated", event("2", "bad"), time.Second, true},
 		{"another note on the same version", event("1", "worse"), time.Second, false},
+		{"a rollout's Event on the same version, a reconcile later", rolled("1"), time.Second, true},
+		{"a rollout's Event on a new version: the next change", rolled("2"), time.Second, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &recorder{recent: newRecentSet(recentEvents, eventRepeat)}
-			if r.repeats(event("1", "bad"), at) {
+			first := event("1", "bad")
+			if tt.second.Type == corev1.EventTypeNormal {
+				first = rolled("1")
+			}
+			if r.repeats(first, at) {
 				t.Fatal("the first Event counts as a repeat")
 			}
 			if got := r.repeats(tt.second, at.Add(tt.after)); got != tt.want {

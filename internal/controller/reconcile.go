@@ -725,17 +725,16 @@ func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, prob
 const loggedLines = 4096
 
 type loggedKey struct {
-	uid     types.UID
-	version string
-	line    [sha256.Size]byte
+	uid  types.UID
+	line [sha256.Size]byte
 }
 
-// logFirst reports whether a line of kind about a mistake in obj's version
-// was not logged lately, as its Event is written once (recorder.repeats):
-// a workload is reconciled again and again at one version, a paced one
-// waiting for a slot every few seconds.
+// logFirst reports whether a line of kind about a mistake in obj was not
+// logged lately, as its Event is written once (repeatKeyOf): a workload
+// is reconciled again and again, at each status update or, paced, while
+// it waits for a slot.
 func (r *Reconciler) logFirst(obj client.Object, kind, line string) bool {
-	key := loggedKey{uid: obj.GetUID(), version: obj.GetResourceVersion(), line: sha256.Sum256([]byte(kind + "\n" + line))}
+	key := loggedKey{uid: obj.GetUID(), line: sha256.Sum256([]byte(kind + "\n" + line))}
 	return r.logged.first(key, time.Now())
 }
 

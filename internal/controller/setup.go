@@ -364,12 +364,20 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 			}
 			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded) ||
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
-				!r.views.of(e.ObjectNew).ownRecord() ||
+				recordLost(e) && !r.views.of(e.ObjectNew).ownRecord() ||
 				!sameSpec(e.ObjectOld, e.ObjectNew) && (!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
 					!semanticallyEqual(&oldT.Spec, &newT.Spec)) ||
 				r.templateRefChanged(e.ObjectOld, e.ObjectNew)
 		},
 	}
+}
+
+// recordLost reports whether the update wrote the record: one that
+// leaves no record of ripple's is answered. An update that leaves it as it
+// was is not: a workload that never gets one (not opted in, --dry-run, a
+// write refused) would be reconciled at each of its status updates.
+func recordLost(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetAnnotations()[annotations.Recorded] != e.ObjectNew.GetAnnotations()[annotations.Recorded]
 }
 
 // sameSpec reports whether two versions of one object certainly have the

@@ -70,4 +70,18 @@ var _ = Describe("--dry-run", func() {
 		expectNoWrite(dep, before)
 		Expect(eventsFor(dep)()).NotTo(ContainElement(HavePrefix("WouldReload")))
 	})
+
+	It("does not reconcile a workload it never records at each of its status updates", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		const firstSight = "Recording the config of a workload seen for the first time"
+		dry := startRipple("--dry-run", "--log-level=debug")
+		Eventually(dry.logs, "10s").Should(gbytes.Say(firstSight))
+
+		for range 5 {
+			markAvailable(dep)
+		}
+		Consistently(dry.logs, quiet).ShouldNot(gbytes.Say(firstSight))
+	})
 })

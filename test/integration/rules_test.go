@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,6 +113,21 @@ var _ = Describe("Reloader's rules, to the letter", func() {
 		for _, dep := range []client.Object{titled, one, short} {
 			Expect(invalidAnnotationEvents(dep)()).To(BeEmpty())
 		}
+	})
+
+	It("reports a mistaken annotation with one InvalidAnnotation Event and one log line, however often the workload is written", func() {
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		typo := createDeployment(ns, "typo", map[string]string{annotations.Auto: "yes"}, volumeConfigMap("cfg"))
+		r := startRipple()
+		Eventually(invalidAnnotationEvents(typo), 10*time.Second).Should(HaveLen(1))
+		Eventually(r.logs).Should(gbytes.Say("Ignoring an invalid annotation value"))
+
+		for range 3 {
+			markAvailable(typo)
+		}
+		update(typo, func(d *appsv1.Deployment) { d.Annotations["team"] = "payments" })
+		Consistently(invalidAnnotationEvents(typo), quiet).Should(HaveLen(1))
+		Expect(r.logs).NotTo(gbytes.Say("Ignoring an invalid annotation value"))
 	})
 
 	It("reports an unparsable boolean with an InvalidAnnotation Event and does not act on it; \"False\" and \"0\" are false, unreported", func() {
