@@ -117,7 +117,7 @@ const (
 // values add up.
 type raw struct {
 	namespaces, namespacesToIgnore, namespaceSelector, resourceSelector []string
-	resourcesToIgnore, ignoredWorkloadTypes                             string
+	resourcesToIgnore, ignoredWorkloadTypes                             []string
 	strategies, enablers                                                map[string]*string
 }
 
@@ -145,9 +145,9 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.namespacesToIgnore, "namespaces-to-ignore", nil, "Comma-separated namespaces whose workloads are never rolled; may be repeated. Only applies when all namespaces are watched.")
 	fs.StringArrayVar(&r.namespaceSelector, "namespace-selector", nil, "Only roll workloads in namespaces whose labels match; may be repeated, and every term must match. Comma-separated terms: k=v or k:v, k=* or k:* (label exists), or any Kubernetes label selector term. Only applies when all namespaces are watched.")
 	fs.StringArrayVar(&r.resourceSelector, "resource-label-selector", nil, "Only watch ConfigMaps and Secrets whose labels match (same syntax as --namespace-selector); applied by the API server.")
-	fs.StringVar(&r.resourcesToIgnore, "resources-to-ignore", "", "Ignore one kind of config object: configMaps or secrets.")
+	fs.StringArrayVar(&r.resourcesToIgnore, "resources-to-ignore", nil, "Ignore one kind of config object: configMaps or secrets.")
 	fs.BoolVar(&o.EnableCSIIntegration, "enable-csi-integration", false, "Roll workloads whose secrets store CSI volumes report new secret versions in their SecretProviderClassPodStatus objects.")
-	fs.StringVar(&r.ignoredWorkloadTypes, "ignored-workload-types", "", "Comma-separated workload types never rolled: "+strings.Join(plurals(), ", ")+".")
+	fs.StringArrayVar(&r.ignoredWorkloadTypes, "ignored-workload-types", nil, "Comma-separated workload types never rolled: "+strings.Join(plurals(), ", ")+"; may be repeated.")
 	r.strategies, r.enablers = map[string]*string{}, map[string]*string{}
 	for _, t := range workload.All {
 		if st := t.Strategy; st != nil && st.Flag != "" {
@@ -234,19 +234,13 @@ func (p *Parser) Options() (Options, error) {
 		fail("resource-label-selector", err)
 	}
 	p.scope(&o)
-	switch strings.ToLower(strings.TrimSpace(r.resourcesToIgnore)) {
-	case "":
-	case "configmaps":
-		o.IgnoreConfigMaps = true
-	case "secrets":
-		o.IgnoreSecrets = true
-	default:
-		fail("resources-to-ignore", fmt.Errorf("%q is not configMaps or secrets", r.resourcesToIgnore))
+	if err := ignoreResources(&o, r.resourcesToIgnore); err != nil {
+		fail("resources-to-ignore", err)
 	}
 	if o.EnableCSIIntegration {
 		o.Keys = o.Keys.WithCSI()
 	}
-	if o.IgnoredWorkloads, err = workloadTypes(r.ignoredWorkloadTypes); err != nil {
+	if o.IgnoredWorkloads, err = workloadTypes(strings.Join(r.ignoredWorkloadTypes, ",")); err != nil {
 		fail("ignored-workload-types", err)
 	}
 	o.Strategies = map[string]string{}
@@ -456,6 +450,26 @@ func list(s string) []string {
 		}
 	}
 	return out
+}
+
+// ignoreResources sets the one kind of config object the flag's values
+// name. Repeated, the flag adds up as Reloader's does, and naming both
+// kinds is an error there too: ripple would watch nothing.
+func ignoreResources(o *Options, vals []string) error {
+	for _, v := range list(strings.Join(vals, ",")) {
+		switch strings.ToLower(v) {
+		case "configmaps":
+			o.IgnoreConfigMaps = true
+		case "secrets":
+			o.IgnoreSecrets = true
+		default:
+			return fmt.Errorf("%q is not configMaps or secrets", v)
+		}
+	}
+	if o.IgnoreConfigMaps && o.IgnoreSecrets {
+		return errors.New("configMaps and secrets cannot both be ignored")
+	}
+	return nil
 }
 
 func workloadTypes(s string) (map[string]bool, error) {

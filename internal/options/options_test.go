@@ -167,6 +167,19 @@ func TestValidValues(t *testing.T) {
 	}
 }
 
+// TestRepeatedListFlagsAddUp: Reloader's list flags are string slices, so
+// a command line or a kustomize patch that repeats one means every value.
+func TestRepeatedListFlagsAddUp(t *testing.T) {
+	o := mustParse(t, "--ignored-workload-types=jobs", "--ignored-workload-types=cronjobs")
+	if !o.IgnoredWorkloads["jobs"] || !o.IgnoredWorkloads["cronjobs"] {
+		t.Errorf("IgnoredWorkloads = %v, want jobs and cronjobs", o.IgnoredWorkloads)
+	}
+	o = mustParse(t, "--resources-to-ignore=secrets", "--resources-to-ignore=Secrets")
+	if o.IgnoreConfigMaps || !o.IgnoreSecrets {
+		t.Errorf("secrets twice: IgnoreConfigMaps=%v IgnoreSecrets=%v", o.IgnoreConfigMaps, o.IgnoreSecrets)
+	}
+}
+
 func TestBadValueErrorNamesTheFlag(t *testing.T) {
 	cases := []struct {
 		name string
@@ -179,6 +192,7 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"negative debounce", []string{"--debounce", "-1s"}, "--debounce"},
 		{"resources-to-ignore typo", []string{"--resources-to-ignore", "configmap"}, "--resources-to-ignore"},
 		{"resources-to-ignore both", []string{"--resources-to-ignore", "configMaps,secrets"}, "--resources-to-ignore"},
+		{"resources-to-ignore both, repeated", []string{"--resources-to-ignore", "configMaps", "--resources-to-ignore", "secrets"}, "--resources-to-ignore"},
 		{"unknown workload type", []string{"--ignored-workload-types", "deployments,pods"}, "--ignored-workload-types"},
 		{"singular workload type", []string{"--ignored-workload-types", "deployment"}, "--ignored-workload-types"},
 		{"invalid namespace selector", []string{"--namespace-selector", "a=b=c"}, "--namespace-selector"},
