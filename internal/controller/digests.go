@@ -269,13 +269,39 @@ func (d *digests) forget(uid types.UID) {
 // bulkMin is how many objects of one namespace must lack a digest before a
 // paged LIST costs less than one GET each: a reload list that matches
 // thousands of objects is recorded in seconds, not at the client's rate
-// limit. bulkPage bounds the data a LIST holds at once: a page of
-// ConfigMaps of a few KiB each is a few hundred KiB, and one of the
-// largest a ConfigMap can be, 1 MiB, is 100 MiB.
+// limit. A page holds every ConfigMap of the namespace in scope, with its
+// data, wanted or not, and a ConfigMap may hold 1 MiB (Helm's releases
+// stored as ConfigMaps are often hundreds of KiB): 100 of those to a page
+// would be 100 MiB before decoding, against the chart's 256 MiB limit. So
+// the first page asks bulkFirstPage, and each next one as many as fit
+// bulkPageBytes at the size of the objects seen so far, up to bulkPage.
 const (
-	bulkMin  = 32
-	bulkPage = 100
+	bulkMin       = 32
+	bulkFirstPage = 10
+	bulkPage      = 100
+	bulkPageBytes = 4 << 20
 )
+
+// pageLimit is the size of the LIST's next page after n objects of size
+// bytes in all.
+func pageLimit(n, size int) int64 {
+	if n == 0 {
+		return bulkFirstPage
+	}
+	return int64(min(max(bulkPageBytes*n/max(size, 1), bulkFirstPage), bulkPage))
+}
+
+// dataSize is about what a ConfigMap's data takes.
+func dataSize(cm *corev1.ConfigMap) int {
+	n := 0
+	for k, v := range cm.Data {
+		n += len(k) + len(v)
+	}
+	for k, v := range cm.BinaryData {
+		n += len(k) + len(v)
+	}
+	return n
+}
 
 // prefetch reads, with one paged LIST of the namespace's ConfigMaps in
 // ripple's scope (sel), the digests of those whose digest at their cached
@@ -356,14 +382,17 @@ func (d *digests) list(ctx context.Context, ns string, sel labels.Selector) erro
 		delete(d.wanted, ns)
 		d.mu.Unlock()
 	}()
-	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel, Limit: bulkPage}
+	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel}
+	var seen, size int
 	for {
+		opts.Limit = pageLimit(seen, size)
 		list := &corev1.ConfigMapList{}
 		if err := d.reader.List(ctx, list, opts); err != nil {
 			return fmt.Errorf("listing ConfigMaps in %s: %w", ns, err)
 		}
 		left := 1
 		for i := range list.Items {
+			seen, size = seen+1, size+dataSize(&list.Items[i])
 			var wanted bool
 			if wanted, left = d.take(ns, list.Items[i].UID); wanted {
 				d.store(&list.Items[i])

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,5 +123,70 @@ func TestPrefetch_ASharedListServesEveryReconcileThatJoinedIt(t *testing.T) {
 	wg.Wait()
 	if got := len(d.unknown(append(a, b...))); got != 0 || reader.lists.Load() != 1 {
 		t.Errorf("%d digests unknown after %d LISTs, want none after one", got, reader.lists.Load())
+	}
+}
+
+// sizedConfigMaps serves n ConfigMaps of size bytes each, a page at a
+// time as the API server does, and keeps the data of the largest page.
+type sizedConfigMaps struct {
+	client.Reader
+	n, size  int
+	lists    int
+	maxBytes int
+}
+
+func (s *sizedConfigMaps) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	from := 0
+	if o.Continue != "" {
+		from, _ = strconv.Atoi(o.Continue)
+	}
+	to := min(from+int(o.Limit), s.n)
+	cms := list.(*corev1.ConfigMapList)
+	for i := from; i < to; i++ {
+		cms.Items = append(cms.Items, corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint(i), UID: types.UID(fmt.Sprint(i)), ResourceVersion: "1"},
+			Data:       map[string]string{"k": strings.Repeat("x", s.size)}})
+	}
+	if to < s.n {
+		cms.Continue = strconv.Itoa(to)
+	}
+	s.lists++
+	s.maxBytes = max(s.maxBytes, (to-from)*s.size)
+	return nil
+}
+
+// TestPrefetch_PagesHoldAFewMiBWhateverTheConfigMapsSize: a page of the
+// largest ConfigMaps must not hold 100 MiB; a page of small ones still
+// reads a hundred.
+func TestPrefetch_PagesHoldAFewMiBWhateverTheConfigMapsSize(t *testing.T) {
+	tests := []struct {
+		name           string
+		size, n        int
+		maxBytes, most int
+	}{
+		{"ConfigMaps of 1 MiB, Helm releases say", 1 << 20, 300, 10 << 20, 300},
+		{"ConfigMaps of 200 KiB", 200 << 10, 300, 5 << 20, 300},
+		{"ConfigMaps of 2 KiB", 2 << 10, 1000, 1 << 20, 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reader := &sizedConfigMaps{n: tt.n, size: tt.size}
+			var metas []client.Object
+			for i := range tt.n {
+				metas = append(metas, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint(i),
+					UID: types.UID(fmt.Sprint(i)), ResourceVersion: "1"}})
+			}
+			d := newDigests(reader)
+			if err := d.prefetch(context.Background(), refs.ConfigMap, "team", nil, metas); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(d.unknown(metas)); got != 0 {
+				t.Fatalf("%d digests unknown after the LIST", got)
+			}
+			if reader.maxBytes > tt.maxBytes || reader.lists > tt.most {
+				t.Errorf("largest page %d KiB in %d LISTs, want at most %d KiB in at most %d", reader.maxBytes>>10, reader.lists, tt.maxBytes>>10, tt.most)
+			}
+		})
 	}
 }
