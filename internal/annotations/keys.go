@@ -124,6 +124,11 @@ const (
 	// (the stamp and the cause); the finalizer keeps the old Job, and with
 	// it the spec to recreate, until its pods are gone.
 	Recreate = "ripple.dev/recreate"
+	// Run sits on a CronJob from the write of a change's record until the
+	// Job ripple runs for it exists, and names that Job (with its stamp
+	// and cause): written first, so that a stale read or a refused write
+	// starts no Job, and a restart in between creates it once.
+	Run = "ripple.dev/run"
 )
 
 // Keys holds the annotation names in use; flags may rename any of them.

@@ -616,6 +616,13 @@ func (r *Reconciler) resumed(ctx context.Context, obj client.Object, res workloa
 	if res.Created == nil {
 		return
 	}
+	if res.Created.GetName() != obj.GetName() {
+		// A CronJob's Job, whose start a restart or a refusal put off.
+		r.event(obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Created %s %s because %s changed",
+			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), res.Cause)
+		logf.FromContext(ctx).Info("Created the workload's Job", "job", res.Created.GetName(), "changed", res.Cause)
+		return
+	}
 	r.event(res.Created, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Recreated %s because %s changed", obj.GetName(), res.Cause)
 	logf.FromContext(ctx).Info("Recreated workload", "changed", res.Cause)
 }

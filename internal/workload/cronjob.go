@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -46,17 +47,30 @@ func init() {
 	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
 		return rollCronJob(ctx, c, t, obj, ch)
 	}
+	t.Resume = func(ctx context.Context, c client.Client, obj client.Object) (Result, bool, error) {
+		return resumeCronJob(ctx, c, t, obj)
+	}
 	register(t)
+}
+
+// pendingRun is the Run annotation's value: the Job to run for a change.
+type pendingRun struct {
+	Job   string `json:"job"`
+	Stamp string `json:"stamp"`
+	Cause string `json:"cause"`
 }
 
 // rollCronJob runs the CronJob's jobTemplate now, as `kubectl create job
 // --from` and Reloader do, unless it is suspended (Reloader issue #822) or
-// a run would break its concurrencyPolicy Forbid. The Job is created before
-// the record is written and its name comes from the change, so an attempt
-// repeated after a conflict or a restart finds it instead of starting a
-// second one. The jobTemplate takes the Job's stamp with the record: it
-// says when ripple last ran it, which --min-rollout-interval counts from,
-// and what config that run used, the evidence a lost record leaves.
+// a run would break its concurrencyPolicy Forbid. The record goes first,
+// under the version ripple read, with the Run annotation naming the Job,
+// whose name comes from the change: a read older than the last record
+// conflicts, and a write the API server refuses, before any Job runs
+// (creating the Job first ran it once per stale read, and again at each
+// retry of a refused record once the Job was cleaned up). The jobTemplate
+// takes the Job's stamp with the record: it says when ripple last ran it,
+// which --min-rollout-interval counts from, and what config that run used,
+// the evidence a lost record leaves.
 func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch Change) (Result, error) {
 	cj, ok := obj.(*batchv1.CronJob)
 	if !ok || ch.Strategy == CronJobStampTemplate {
@@ -71,11 +85,56 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 			return Result{Wait: forbiddenRetry}, err
 		}
 	}
-	job := jobFrom(cj, ch)
-	if err := c.Create(ctx, job, client.FieldOwner(FieldOwner)); err != nil && !apierrors.IsAlreadyExists(err) {
-		return Result{}, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)
+	run := pendingRun{Job: reloadJobName(cj.Name, ch.ID), Stamp: ch.Stamp, Cause: ch.Cause}
+	raw, err := json.Marshal(run)
+	if err != nil {
+		return Result{}, fmt.Errorf("encoding the Job to run: %w", err)
 	}
-	return Result{Created: job, Cause: ch.Cause}, t.Write(ctx, c, obj, ch.Record, ch.Stamp)
+	body := t.TemplatePatch(cj.ResourceVersion, map[string]string{annotations.Recorded: ch.Record, annotations.Run: string(raw)},
+		map[string]string{annotations.ConfigDigest: ch.Stamp})
+	if err := t.patch(ctx, c, obj, body); err != nil {
+		return Result{}, err
+	}
+	job, _, err := startRun(ctx, c, t, cj, run)
+	return Result{Created: job, Cause: ch.Cause}, err
+}
+
+// resumeCronJob creates the Job a Run annotation still names: ripple
+// stopped, or the API server refused it, after the record was written.
+func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Object) (Result, bool, error) {
+	cj, ok := obj.(*batchv1.CronJob)
+	raw, marked := cj.Annotations[annotations.Run]
+	if !ok || !marked {
+		return Result{}, false, nil
+	}
+	var run pendingRun
+	if err := json.Unmarshal([]byte(raw), &run); err != nil || run.Job == "" {
+		// Not ripple's: nothing to run, and the record is written.
+		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
+	}
+	job, created, err := startRun(ctx, c, t, cj, run)
+	if !created {
+		// Created already, the annotation's removal not yet read back.
+		job = nil
+	}
+	return Result{Created: job, Cause: run.Cause}, true, err
+}
+
+// startRun creates the Job run names, unless it exists, then removes the
+// Run annotation; created says this call created it.
+func startRun(ctx context.Context, c client.Client, t Type, cj *batchv1.CronJob, run pendingRun) (*batchv1.Job, bool, error) {
+	job := jobFrom(cj, run)
+	err := c.Create(ctx, job, client.FieldOwner(FieldOwner))
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, false, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	// The client clears it, decoding the answer; the Event names the kind.
+	job.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	return job, err == nil, t.patch(ctx, c, cj, withoutRun())
+}
+
+func withoutRun() map[string]any {
+	return map[string]any{"metadata": map[string]any{"annotations": map[string]any{annotations.Run: nil}}}
 }
 
 // jobRunning reports whether a Job of the CronJob has not finished: one
@@ -102,21 +161,21 @@ func jobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob) (bool
 }
 
 // jobFrom builds the Job that runs a CronJob's jobTemplate for a change.
-func jobFrom(cj *batchv1.CronJob, ch Change) *batchv1.Job {
+func jobFrom(cj *batchv1.CronJob, run pendingRun) *batchv1.Job {
 	tmpl := cj.Spec.JobTemplate.DeepCopy()
 	ann := maps.Clone(tmpl.Annotations)
 	if ann == nil {
 		ann = map[string]string{}
 	}
 	ann["cronjob.kubernetes.io/instantiate"] = "manual"
-	ann[annotations.ReloadCause] = ch.Cause
+	ann[annotations.ReloadCause] = run.Cause
 	if tmpl.Spec.Template.Annotations == nil {
 		tmpl.Spec.Template.Annotations = map[string]string{}
 	}
-	tmpl.Spec.Template.Annotations[annotations.ConfigDigest] = ch.Stamp
+	tmpl.Spec.Template.Annotations[annotations.ConfigDigest] = run.Stamp
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            reloadJobName(cj.Name, ch.ID),
+			Name:            run.Job,
 			Namespace:       cj.Namespace,
 			Labels:          tmpl.Labels,
 			Annotations:     ann,

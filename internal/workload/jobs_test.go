@@ -46,7 +46,7 @@ func TestJobFrom_RunsTheJobTemplateOwnedByTheCronJob(t *testing.T) {
 			Spec:       batchv1.JobSpec{BackoffLimit: ptr.To[int32](2)},
 		}},
 	}
-	job := jobFrom(cj, Change{ID: id, Stamp: "k:1:d", Cause: "ConfigMap/app"})
+	job := jobFrom(cj, pendingRun{Job: reloadJobName(cj.Name, id), Stamp: "k:1:d", Cause: "ConfigMap/app"})
 
 	if job.Name != "nightly-reload-01234567" || job.Namespace != "ns" {
 		t.Errorf("Job %s/%s", job.Namespace, job.Name)

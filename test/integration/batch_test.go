@@ -156,7 +156,7 @@ var _ = Describe("CronJobs", func() {
 			Expect(job.Annotations[annotations.ReloadCause]).To(ContainSubstring("cfg"))
 			Expect(job.Labels).To(HaveKeyWithValue("team", "batch"))
 			Expect(job.Spec.Template.Annotations).To(HaveKey(annotations.ConfigDigest))
-			waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("Reloaded: "), ContainSubstring(job.Name))))
+			waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("Reloaded: Created Job "), ContainSubstring(job.Name))))
 			Consistently(jobsIn(ns), quiet).Should(HaveLen(1), "one change runs one Job")
 		},
 		Entry("ConfigMap named by the reload annotation", map[string]string{annotations.ConfigMapReload: "cfg"}, false, envFromConfigMap),
@@ -234,6 +234,46 @@ var _ = Describe("CronJobs", func() {
 		Entry("reading the Jobs ripple caches"),
 		Entry("reading them from the API server when ripple caches none", "--ignored-workload-types=jobs"),
 	)
+
+	It("starts no Job while the CronJob's record cannot be written, and runs one once it can", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(cj)
+		allow := refuse(ns, admissionregistrationv1.Update, "batch", "cronjobs", func() error {
+			probe := &batchv1.CronJob{}
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), probe)).To(Succeed())
+			return k8s.Update(suiteCtx, probe, client.DryRunAll)
+		})
+		setData(cm, "k", "2")
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadFailed: "), ContainSubstring("frozen by the test"))))
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty(), "no Job runs for a change ripple could not record")
+
+		allow()
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
+	})
+
+	It("runs the Job of a recorded change the API server refused, once it admits it, across a restart of ripple", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		r := startRipple()
+		before := expectRecorded(cj)
+		allow := refuseJobs(ns)
+		setData(cm, "k", "2")
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadFailed: "), ContainSubstring("frozen by the test"))))
+		waitFor(recordOf(cj)).ShouldNot(Equal(before))
+
+		r.stop()
+		startRipple()
+		allow()
+
+		waitFor(jobsIn(ns)).Should(ConsistOf(MatchRegexp(`^nightly-reload-[0-9a-f]{8}$`)))
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("Reloaded: Created Job nightly-reload-"), ContainSubstring("cfg"))))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
+	})
 
 	DescribeTable("runs no Job, and only stamps the jobTemplate, with the template strategy",
 		func(ann map[string]string, flags []string, wantJob bool) {
