@@ -147,12 +147,12 @@ func (k Keys) Parse(metadata, template map[string]string, autoReloadAll bool) Po
 }
 
 func (p *Policy) kind(k Keys, kk kindKeys, metadata, template map[string]string, autoReloadAll bool) KindPolicy {
-	ann := metadata
+	ann, empty := metadata, emptyOnMetadata
 	if k.fallsBack(kk, metadata) {
-		ann = template
+		ann, empty = template, emptyOnTemplate
 	}
-	auto, autoSet := p.boolean(ann, k.Auto)
-	typed, typedSet := p.boolean(ann, kk.auto)
+	auto, autoSet := p.boolean(ann, k.Auto, empty)
+	typed, typedSet := p.boolean(ann, kk.auto, empty)
 	return KindPolicy{
 		Auto:    auto || typed || (!autoSet && !typedSet && autoReloadAll),
 		Search:  p.strictBoolean(ann, k.Search),
@@ -161,10 +161,20 @@ func (p *Policy) kind(k Keys, kk kindKeys, metadata, template map[string]string,
 	}
 }
 
+// The reasons given for an empty boolean. On the workload's metadata, as
+// in Reloader, the key's presence alone keeps the pod template's
+// annotations of its kind from being read, a chart's `auto: ""` hiding the
+// template's "true".
+const (
+	emptyOnTemplate = "is empty; read as not set"
+	emptyOnMetadata = "is empty; read as not set, and, being on the workload's metadata, keeps the pod template's annotations of its kind from being read"
+)
+
 // boolean reads a value as Reloader does, with strconv.ParseBool: "1", "t",
 // "True" are true. set is whether the value is non-empty: any such value
-// that is not true, parsable or not, opts out of --auto-reload-all.
-func (p *Policy) boolean(ann map[string]string, key string) (value, set bool) {
+// that is not true, parsable or not, opts out of --auto-reload-all. empty
+// is the reason reported for an empty value.
+func (p *Policy) boolean(ann map[string]string, key, empty string) (value, set bool) {
 	v, ok := ann[key]
 	if !ok {
 		return false, false
@@ -172,7 +182,7 @@ func (p *Policy) boolean(ann map[string]string, key string) (value, set bool) {
 	b, err := strconv.ParseBool(v)
 	switch {
 	case v == "":
-		p.report(Problem{Annotation: key, Value: v, Reason: "is empty; ignored"})
+		p.report(Problem{Annotation: key, Value: v, Reason: empty})
 	case err != nil:
 		p.report(Problem{Annotation: key, Value: Shorten(v, maxQuoted), Reason: "is not a boolean; read as false"})
 	}

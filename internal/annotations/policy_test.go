@@ -85,7 +85,7 @@ func TestParse_BooleanProblems(t *testing.T) {
 		{[]string{Auto, ConfigMapAuto, SecretAuto}, "TRUE ", "is not a boolean; read as false"},
 		{[]string{Auto, ConfigMapAuto, SecretAuto}, " true", "is not a boolean; read as false"},
 		{[]string{Auto, ConfigMapAuto, SecretAuto}, "2", "is not a boolean; read as false"},
-		{[]string{Auto, ConfigMapAuto, SecretAuto}, "", "is empty; ignored"},
+		{[]string{Auto, ConfigMapAuto, SecretAuto}, "", emptyOnMetadata},
 		{[]string{Search}, "true", ""},
 		{[]string{Search}, "false", ""},
 		{[]string{Search}, "True", `is not "true" or "false"; only "true" counts, so it is ignored`},
@@ -105,6 +105,32 @@ func TestParse_BooleanProblems(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestParse_AnEmptyAutoOnMetadataSaysItHidesThePodTemplate: a chart that
+// renders `auto: ""` on the metadata keeps the template's "true" from
+// being read, as in Reloader, and the report must say so.
+func TestParse_AnEmptyAutoOnMetadataSaysItHidesThePodTemplate(t *testing.T) {
+	tests := []struct {
+		name               string
+		metadata, template map[string]string
+		optedIn            bool
+		reason             string
+	}{
+		{"empty on the metadata, true on the template", map[string]string{Auto: ""}, map[string]string{Auto: "true"}, false, emptyOnMetadata},
+		{"empty on the template alone", nil, map[string]string{Auto: ""}, false, emptyOnTemplate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := DefaultKeys().Parse(tt.metadata, tt.template, false)
+			if p.OptedIn() != tt.optedIn {
+				t.Errorf("OptedIn = %v, want %v", p.OptedIn(), tt.optedIn)
+			}
+			if len(p.Problems) == 0 || p.Problems[0].Reason != tt.reason {
+				t.Errorf("Problems = %v, want one saying %q", p.Problems, tt.reason)
+			}
+		})
 	}
 }
 
