@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,6 +235,37 @@ func TestValuesRefusesBadInputWithAClearError(t *testing.T) {
 			_, err := Values([]byte(tt.in))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Values = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestValuesNotesASelectorReloaderReadOtherwise: Reloader's chart quotes
+// namespaceSelector, so Reloader took a list of colon terms as one term and
+// selected more namespaces than written; ripple, reading it as written,
+// would stop rolling some, and the migration must say so.
+func TestValuesNotesASelectorReloaderReadOtherwise(t *testing.T) {
+	tests := []struct {
+		selector string
+		noted    bool
+	}{
+		{"team:platform,env:prod", true},
+		{"team:platform", false},
+		{"team=platform,env=prod", false},
+		{"team:*", false},
+		{"team=*", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.selector, func(t *testing.T) {
+			res, err := Values([]byte("reloader: {namespaceSelector: '" + tt.selector + "'}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := slices.ContainsFunc(res.Notes, func(n string) bool {
+				return strings.HasPrefix(n, "namespaceSelector: ") && strings.Contains(n, `"env,team=platform"`)
+			})
+			if noted != tt.noted {
+				t.Errorf("noted = %v, want %v: %q", noted, tt.noted, res.Notes)
 			}
 		})
 	}

@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ripple-controller/ripple/internal/options"
 )
 
 // noSuchSetting is why most settings are dropped.
@@ -240,8 +244,44 @@ func (m *mapper) namespaces() (ownNamespace bool) {
 	}
 	if hasSelector {
 		m.set("namespaceSelector", selector)
+		if v, ok := selector.(string); ok {
+			m.selectorRead(v)
+		}
 	}
 	return false
+}
+
+// selectorRead notes a namespaceSelector that Reloader read otherwise than
+// written, and ripple reads as written. Reloader's chart quotes the value,
+// so Reloader took it as one term: of "team:platform,env:prod" it kept
+// "team=platform,env", every namespace of the team with any env label.
+func (m *mapper) selectorRead(v string) {
+	theirs, err := labels.Parse(reloaderSelector(v))
+	if err != nil {
+		return
+	}
+	ours, err := options.ParseSelector(v)
+	if err != nil || ours == nil || ours.String() == theirs.String() {
+		return
+	}
+	m.note("namespaceSelector: Reloader read %q as %q, ripple reads it as written, %q: it may select fewer namespaces than Reloader did",
+		v, theirs.String(), ours.String())
+}
+
+// reloaderSelector is what Reloader made of one term of its selector flag.
+func reloaderSelector(term string) string {
+	out := term
+	if strings.Contains(term, ":") {
+		if parts := strings.Split(term, ":"); parts[1] == "*" {
+			out = parts[0]
+		} else {
+			out = parts[0] + "=" + parts[1]
+		}
+	}
+	if parts := strings.Split(term, "="); len(parts) > 1 && parts[1] == "*" {
+		out = parts[0]
+	}
+	return out
 }
 
 // watchOwnNamespace adds, last, the variable Reloader's chart sets with
