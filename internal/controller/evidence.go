@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -142,16 +141,20 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, error) {
 	next := r.next(v.current, nil)
 	if st, ok := templateStamp(v); ok && v.obj.GetCreationTimestamp().Unix() <= st.at+clockSlack {
-		if keyed, known := r.Keyed.Lookup(st.keyID); known && workloadDigest(keyed, v.current) != st.digest {
+		if keyed, known := r.Keyed.Lookup(st.keyID); known {
+			if workloadDigest(keyed, v.current) == st.digest {
+				return outcome{}, r.recordCopied(ctx, v, next)
+			}
 			changed := sortedRefs(v.current)
 			return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
-		} else if known {
-			return outcome{}, r.recordCopied(ctx, v, next)
 		}
 	}
 	since, err := r.sinceCreation(ctx, v, rec)
-	if err != nil || len(since) == 0 {
-		return outcome{}, errors.Join(err, r.recordCopied(ctx, v, next))
+	switch {
+	case err != nil:
+		return outcome{}, err
+	case len(since) == 0:
+		return outcome{}, r.recordCopied(ctx, v, next)
 	}
 	return r.roll(ctx, v, next, since, describe(since, nil)+" (since the workload's creation)")
 }

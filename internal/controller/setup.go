@@ -364,7 +364,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 			}
 			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded) ||
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
-				recordLost(e) && !r.views.of(e.ObjectNew).ownRecord() ||
+				recordChanged(e) && !r.views.of(e.ObjectNew).ownRecord() ||
 				!sameSpec(e.ObjectOld, e.ObjectNew) && (!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
 					!semanticallyEqual(&oldT.Spec, &newT.Spec)) ||
 				r.templateRefChanged(e.ObjectOld, e.ObjectNew)
@@ -372,11 +372,11 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 	}
 }
 
-// recordLost reports whether the update wrote the record: one that
-// leaves no record of ripple's is answered. An update that leaves it as it
-// was is not: a workload that never gets one (not opted in, --dry-run, a
-// write refused) would be reconciled at each of its status updates.
-func recordLost(e event.UpdateEvent) bool {
+// recordChanged reports whether the update changed the record: one that
+// leaves none of ripple's (removed, mangled) is answered. One that leaves it
+// as it was is not: a workload that never gets one (not opted in,
+// --dry-run, a write refused) would be reconciled at each status update.
+func recordChanged(e event.UpdateEvent) bool {
 	return e.ObjectOld.GetAnnotations()[annotations.Recorded] != e.ObjectNew.GetAnnotations()[annotations.Recorded]
 }
 
