@@ -172,14 +172,14 @@ type repeatKey struct {
 	version, reason, action, note string
 }
 
-// repeatKeyOf tells a repeat of ev. A warning (a mistaken annotation, a
-// failure) is one whatever the object's version: a Deployment's status
-// moves its version many times a rollout, and each move would say the
-// same mistake again. A normal Event (a rollout, a skip) is about one
-// version, which the next change moves.
+// repeatKeyOf tells a repeat of ev. Most Events are about one version of
+// the object (a rollout, a failure, a timeout), which the next change
+// moves. A mistake in the workload's annotations is said at each of its
+// reconciles, and a Deployment's status moves its version many times a
+// rollout: that one is a repeat whatever the version.
 func repeatKeyOf(ev *eventsv1.Event) repeatKey {
 	k := repeatKey{uid: ev.Regarding.UID, version: ev.Regarding.ResourceVersion, reason: ev.Reason, action: ev.Action, note: ev.Note}
-	if ev.Type == corev1.EventTypeWarning {
+	if ev.Reason == ReasonInvalidAnnotation || ev.Reason == ReasonReloadSkipped && ev.Type == corev1.EventTypeWarning {
 		k.version = ""
 	}
 	return k

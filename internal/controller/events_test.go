@@ -19,6 +19,10 @@ func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
 		return &eventsv1.Event{Type: corev1.EventTypeNormal, Reason: ReasonReloaded, Action: "Reload", Note: "Rolled because ConfigMap/c changed",
 			Regarding: corev1.ObjectReference{UID: "u1", ResourceVersion: version}}
 	}
+	timedOut := func(version string) *eventsv1.Event {
+		return &eventsv1.Event{Type: corev1.EventTypeWarning, Reason: ReasonRolloutTimedOut, Action: "Reload", Note: "timed out",
+			Regarding: corev1.ObjectReference{UID: "u1", ResourceVersion: version}}
+	}
 	tests := []struct {
 		name   string
 		second *eventsv1.Event
@@ -31,13 +35,17 @@ func TestRecorder_WritesARepeatedEventOnce(t *testing.T) {
 		{"another note on the same version", event("1", "worse"), time.Second, false},
 		{"a rollout's Event on the same version, a reconcile later", rolled("1"), time.Second, true},
 		{"a rollout's Event on a new version: the next change", rolled("2"), time.Second, false},
+		{"a rollout timed out again, on a new version", timedOut("2"), time.Second, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &recorder{recent: newRecentSet(recentEvents, eventRepeat)}
 			first := event("1", "bad")
-			if tt.second.Type == corev1.EventTypeNormal {
+			switch tt.second.Reason {
+			case ReasonReloaded:
 				first = rolled("1")
+			case ReasonRolloutTimedOut:
+				first = timedOut("1")
 			}
 			if r.repeats(first, at) {
 				t.Fatal("the first Event counts as a repeat")
