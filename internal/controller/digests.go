@@ -271,24 +271,22 @@ func (d *digests) forget(uid types.UID) {
 // thousands of objects is recorded in seconds, not at the client's rate
 // limit. A page holds every ConfigMap of the namespace in scope, with its
 // data, wanted or not, and a ConfigMap may hold 1 MiB (Helm's releases
-// stored as ConfigMaps are often hundreds of KiB): 100 of those to a page
-// would be 100 MiB before decoding, against the chart's 256 MiB limit. So
-// the first page asks bulkFirstPage, and each next one as many as fit
-// bulkPageBytes at the size of the objects seen so far, up to bulkPage.
+// stored as ConfigMaps are often hundreds of KiB, listed after a
+// namespace's small ones): 100 of those to a page were 100 MiB before
+// decoding, against the chart's 256 MiB limit. A page asks bulkPage, or
+// bulkMinPage once a ConfigMap seen holds more than bulkPageBytes/bulkPage,
+// so that it holds at most 25 MiB, and 10 MiB in a namespace of large ones.
 const (
 	bulkMin       = 32
-	bulkFirstPage = 10
-	bulkPage      = 100
+	bulkMinPage   = 10
+	bulkPage      = 25
 	bulkPageBytes = 4 << 20
 )
 
-// pageLimit is the size of the LIST's next page after n objects of size
-// bytes in all.
-func pageLimit(n, size int) int64 {
-	if n == 0 {
-		return bulkFirstPage
-	}
-	return int64(min(max(bulkPageBytes*n/max(size, 1), bulkFirstPage), bulkPage))
+// pageLimit is the size of the LIST's next page, the largest ConfigMap
+// seen holding largest bytes.
+func pageLimit(largest int) int64 {
+	return int64(min(max(bulkPageBytes/max(largest, 1), bulkMinPage), bulkPage))
 }
 
 // dataSize is about what a ConfigMap's data takes.
@@ -383,16 +381,16 @@ func (d *digests) list(ctx context.Context, ns string, sel labels.Selector) erro
 		d.mu.Unlock()
 	}()
 	opts := &client.ListOptions{Namespace: ns, LabelSelector: sel}
-	var seen, size int
+	var largest int
 	for {
-		opts.Limit = pageLimit(seen, size)
+		opts.Limit = pageLimit(largest)
 		list := &corev1.ConfigMapList{}
 		if err := d.reader.List(ctx, list, opts); err != nil {
 			return fmt.Errorf("listing ConfigMaps in %s: %w", ns, err)
 		}
 		left := 1
 		for i := range list.Items {
-			seen, size = seen+1, size+dataSize(&list.Items[i])
+			largest = max(largest, dataSize(&list.Items[i]))
 			var wanted bool
 			if wanted, left = d.take(ns, list.Items[i].UID); wanted {
 				d.store(&list.Items[i])

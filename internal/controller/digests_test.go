@@ -126,13 +126,21 @@ func TestPrefetch_ASharedListServesEveryReconcileThatJoinedIt(t *testing.T) {
 	}
 }
 
-// sizedConfigMaps serves n ConfigMaps of size bytes each, a page at a
-// time as the API server does, and keeps the data of the largest page.
+// sizedConfigMaps serves n ConfigMaps, the first small of 1 KiB each and
+// the rest of size bytes, a page at a time as the API server does, and
+// keeps the data of the largest page.
 type sizedConfigMaps struct {
 	client.Reader
-	n, size  int
-	lists    int
-	maxBytes int
+	n, small, size int
+	lists          int
+	maxBytes       int
+}
+
+func (s *sizedConfigMaps) sizeOf(i int) int {
+	if i < s.small {
+		return 1 << 10
+	}
+	return s.size
 }
 
 func (s *sizedConfigMaps) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
@@ -143,35 +151,38 @@ func (s *sizedConfigMaps) List(_ context.Context, list client.ObjectList, opts .
 	}
 	to := min(from+int(o.Limit), s.n)
 	cms := list.(*corev1.ConfigMapList)
+	bytes := 0
 	for i := from; i < to; i++ {
 		cms.Items = append(cms.Items, corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint(i), UID: types.UID(fmt.Sprint(i)), ResourceVersion: "1"},
-			Data:       map[string]string{"k": strings.Repeat("x", s.size)}})
+			Data:       map[string]string{"k": strings.Repeat("x", s.sizeOf(i))}})
+		bytes += s.sizeOf(i)
 	}
 	if to < s.n {
 		cms.Continue = strconv.Itoa(to)
 	}
 	s.lists++
-	s.maxBytes = max(s.maxBytes, (to-from)*s.size)
+	s.maxBytes = max(s.maxBytes, bytes)
 	return nil
 }
 
 // TestPrefetch_PagesHoldAFewMiBWhateverTheConfigMapsSize: a page of the
-// largest ConfigMaps must not hold 100 MiB; a page of small ones still
-// reads a hundred.
+// largest ConfigMaps must not hold 100 MiB, even after small ones; a
+// namespace of small ones still reads 25 to a page.
 func TestPrefetch_PagesHoldAFewMiBWhateverTheConfigMapsSize(t *testing.T) {
 	tests := []struct {
 		name           string
-		size, n        int
+		small, size, n int
 		maxBytes, most int
 	}{
-		{"ConfigMaps of 1 MiB, Helm releases say", 1 << 20, 300, 10 << 20, 300},
-		{"ConfigMaps of 200 KiB", 200 << 10, 300, 5 << 20, 300},
-		{"ConfigMaps of 2 KiB", 2 << 10, 1000, 1 << 20, 11},
+		{"ConfigMaps of 1 MiB, Helm releases say", 0, 1 << 20, 300, 25 << 20, 300},
+		{"small ConfigMaps, then Helm releases of 1 MiB", 100, 1 << 20, 300, 25 << 20, 300},
+		{"ConfigMaps of 200 KiB", 0, 200 << 10, 300, 5 << 20, 300},
+		{"ConfigMaps of 2 KiB", 0, 2 << 10, 1000, 1 << 20, 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reader := &sizedConfigMaps{n: tt.n, size: tt.size}
+			reader := &sizedConfigMaps{n: tt.n, small: tt.small, size: tt.size}
 			var metas []client.Object
 			for i := range tt.n {
 				metas = append(metas, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint(i),
