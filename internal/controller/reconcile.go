@@ -600,6 +600,13 @@ func (r *Reconciler) resume(ctx context.Context, req ctrl.Request, obj client.Ob
 		return ctrl.Result{}, false, nil
 	}
 	r.resumed(ctx, obj, res)
+	switch {
+	case res.Wait > 0:
+		return ctrl.Result{RequeueAfter: res.Wait}, true, err
+	case res.Held != "":
+		skipsTotal.WithLabelValues(skipHeld).Inc()
+		r.event(obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not run after a change of %s: %s", res.Cause, res.Held)
+	}
 	if errors.Is(err, workload.ErrNotAdmitted) {
 		r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
 			"Recreation waits: %v. The old %s stays, its pods gone, and ripple tries again with backoff", err, r.Type.Kind)

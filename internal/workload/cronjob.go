@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +113,16 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		// Not ripple's: nothing to run, and the record is written.
 		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
 	}
+	// What holds a run holds this one, as it did before the record.
+	if why := t.Held(obj, CronJobRunJob); why != "" {
+		return Result{Held: why, Cause: run.Cause}, true, t.patch(ctx, c, obj, withoutRun())
+	}
+	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
+		running, err := otherJobRunning(ctx, c, cj, run.Job)
+		if err != nil || running {
+			return Result{Wait: forbiddenRetry}, true, err
+		}
+	}
 	job, created, err := startRun(ctx, c, t, cj, run)
 	if !created {
 		// Created already, the annotation's removal not yet read back.
@@ -142,7 +153,13 @@ func withoutRun() map[string]any {
 // (ripple's, or kubectl create job --from), which the CronJob controller
 // leaves out of its status, only warning that it saw it.
 func jobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob) (bool, error) {
-	if len(cj.Status.Active) > 0 {
+	return otherJobRunning(ctx, c, cj, "")
+}
+
+// otherJobRunning is jobRunning, but for the Job named own: the one a
+// pending run already created, whose wait would hold the run for good.
+func otherJobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob, own string) (bool, error) {
+	if slices.ContainsFunc(cj.Status.Active, func(ref corev1.ObjectReference) bool { return ref.Name != own }) {
 		return true, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, jobsReadTimeout)
@@ -153,7 +170,7 @@ func jobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob) (bool
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if owner := metav1.GetControllerOfNoCopy(job); owner != nil && owner.UID == cj.UID && !jobFinished(job) {
+		if owner := metav1.GetControllerOfNoCopy(job); owner != nil && owner.UID == cj.UID && job.Name != own && !jobFinished(job) {
 			return true, nil
 		}
 	}

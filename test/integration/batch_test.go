@@ -275,6 +275,22 @@ var _ = Describe("CronJobs", func() {
 		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
 	})
 
+	It("starts no Job a recorded change still waits to run once its CronJob is suspended", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(cj)
+		allow := refuseJobs(ns)
+		setData(cm, "k", "2")
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadFailed: "), ContainSubstring("frozen by the test"))))
+
+		update(cj, func(c *batchv1.CronJob) { c.Spec.Suspend = ptr.To(true) })
+		allow()
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadSkipped: Not run after a change of ConfigMap/cfg"), ContainSubstring("suspended"))))
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+	})
+
 	DescribeTable("runs no Job, and only stamps the jobTemplate, with the template strategy",
 		func(ann map[string]string, flags []string, wantJob bool) {
 			ns := newBatchNamespace()
