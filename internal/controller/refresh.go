@@ -36,7 +36,13 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 		if isBucket(ref) {
 			return outcome{}, fmt.Sprintf("%s changed in a record folded into buckets, which does not say which object", ref.Kind), nil
 		}
-		if v.current[ref].version.immutable {
+		cur, ok := v.current[ref]
+		if !ok {
+			// --reload-on-delete: the kubelet keeps the last files of a
+			// deleted object a pod mounts, unless the mount is optional.
+			return outcome{}, fmt.Sprintf("%s was deleted, and running pods keep its files", ref), nil
+		}
+		if cur.version.immutable {
 			// Changed only by its recreation, which a kubelet that has it
 			// does not see: it stops watching an immutable object.
 			return outcome{}, fmt.Sprintf("%s is immutable, and the kubelet does not update it in running pods", ref), nil

@@ -150,6 +150,20 @@ var _ = Describe("The refresh strategy", func() {
 		Expect(refreshedStamp(pod)()).To(BeEmpty())
 	})
 
+	It("rolls instead, and says why, when a mounted ConfigMap is deleted under --reload-on-delete", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		startRipple("--enable-pod-refresh", "--reload-on-delete")
+		before := recorded(dep)
+
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+
+		expectRolledOnce(dep, before)
+		Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: ConfigMap/cfg was deleted, and running pods keep its files"))
+		Expect(refreshedStamp(pod)()).To(BeEmpty())
+	})
+
 	It("rolls instead, and says why, when the API server refuses to stamp the pods", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
