@@ -14,11 +14,12 @@ import (
 
 // CacheOptions returns the informer cache configuration: only the watched
 // namespaces, workloads cut down to what ripple reads of them
-// (workload.Type.Trim), managed fields dropped everywhere. ConfigMaps and
-// Secrets have caches of their own (configcache.go).
+// (workload.Type.Trim), managed fields dropped everywhere but for the time
+// of a SecretProviderClassPodStatus's last write (stripManagedFields).
+// ConfigMaps and Secrets have caches of their own (configcache.go).
 func CacheOptions(o *options.Options) cache.Options {
 	opts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: stripManagedFields,
 		ByObject:         map[client.Object]cache.ByObject{},
 	}
 	if len(o.Namespaces) > 0 {
@@ -33,6 +34,35 @@ func CacheOptions(o *options.Options) cache.Options {
 		}
 	}
 	return opts
+}
+
+// stripManagedFields drops managed fields, but keeps of a
+// SecretProviderClassPodStatus the time it was last written (statusWrittenAt),
+// in an entry of its own: set through the informer's type, which may be
+// cached for a CRD the API server does not serve, it cannot be a transform
+// by type.
+func stripManagedFields(obj any) (any, error) {
+	o, ok := obj.(client.Object)
+	if !ok || o.GetManagedFields() == nil {
+		// Setting none on an object that has none would add an empty
+		// list to an unstructured one, as controller-runtime's own
+		// transform knows.
+		return obj, nil
+	}
+	var kept []metav1.ManagedFieldsEntry
+	if o.GetObjectKind().GroupVersionKind() == statusGVK {
+		var last *metav1.Time
+		for _, mf := range o.GetManagedFields() {
+			if mf.Time != nil && (last == nil || last.Before(mf.Time)) {
+				last = mf.Time
+			}
+		}
+		if last != nil {
+			kept = []metav1.ManagedFieldsEntry{{Time: last}}
+		}
+	}
+	o.SetManagedFields(kept)
+	return obj, nil
 }
 
 // trimWorkload is the cache transform of a workload type that can be

@@ -34,7 +34,8 @@ import (
 // starts mounts what is current, and some providers report a version per
 // mount (Vault's, for dynamic secrets): were a new pod's status a change,
 // each rollout's pods would set off the next. So while no status of the
-// class was rotated, the class keeps its recorded entry, and only a class
+// class was rotated since the record (rotatedSince), the class keeps its
+// recorded entry, and only a class
 // not recorded yet takes the newest status, at first sight, which rolls
 // nothing. Among rotated statuses the newest wins, by resourceVersion
 // compared as numbers: a rotation updates the pods' statuses one by one,
@@ -136,6 +137,34 @@ func newer(a, b client.Object) bool {
 	return av > bv
 }
 
+// rotatedSince reports whether a rotation wrote the status at or after the
+// second at (less clockSlack), when a record was: an older rotation was
+// there for the record to see. When a rollout replaces the pods whose
+// statuses the last rotation wrote, the newest rotated status left may be
+// one of an earlier rotation, on a pod of a workload ripple does not roll;
+// taken as current, it rolled the workload back to that version, then
+// forward again when its pod's turn to rotate came. A status whose write
+// time is unknown counts, as before.
+func rotatedSince(st classStatus, at int64) bool {
+	if !st.rotated {
+		return false
+	}
+	written := statusWrittenAt(st.Unstructured)
+	return written == 0 || written >= at-clockSlack
+}
+
+// statusWrittenAt is the second the status was last written, kept by the
+// cache's transform (stripManagedFields), or 0.
+func statusWrittenAt(st client.Object) int64 {
+	var last int64
+	for _, mf := range st.GetManagedFields() {
+		if mf.Time != nil {
+			last = max(last, mf.Time.Unix())
+		}
+	}
+	return last
+}
+
 // reportedSum is the digest of the (id, version) pairs a status reports.
 // The versions are the provider's, never secret data.
 func reportedSum(st *unstructured.Unstructured, class string) digest.Sum {
@@ -169,7 +198,7 @@ func (r *Reconciler) trackClasses(ctx context.Context, ns string, v *view, curre
 		if ok, _ := v.policy.Tracks(ref.Kind, class, nil, v.referenced[ref]); !ok {
 			continue
 		}
-		if _, recorded := v.record.objects[ref]; recorded && !st.rotated && r.keepsRecord(v.record) {
+		if _, recorded := v.record.objects[ref]; recorded && r.keepsRecord(v.record) && !rotatedSince(st, v.record.at) {
 			continue // kept as recorded (missing)
 		}
 		current[ref] = tracked{meta: st, version: versionSum{version: st.GetResourceVersion(), sum: reportedSum(st.Unstructured, class)}}

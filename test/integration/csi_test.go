@@ -112,6 +112,30 @@ func recordNames(obj client.Object, ref string) {
 var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", func() {
 	BeforeEach(serveCSI)
 
+	It("does not roll a Deployment back to an older rotation when the rollout replaces the pods of the newest one", func() {
+		ns := newNamespace(nil)
+		createClass(ns, "vault")
+		// Another workload's pod, which ripple does not roll, rotated
+		// once, long before.
+		other := mountStatus(ns, "other-1", "vault", "0")
+		rotate(other, "1")
+		pod := mountStatus(ns, "app-1", "vault", "1")
+		startRipple("--enable-csi-integration")
+		dep := createDeployment(ns, "app", spcAuto, volumeCSI("vault"))
+		before := recorded(dep)
+		waitServerPast(ns, lastWrite(other)+1)
+
+		rotate(pod, "2")
+		after := expectRolledOnce(dep, before)
+		// The rollout's pod mounts what is current; the old one goes.
+		mountStatus(ns, "app-2", "vault", "2")
+		Expect(k8s.Delete(suiteCtx, pod)).To(Succeed())
+		expectNoRollout(dep, after)
+
+		rotate(other, "2")
+		expectNoRollout(dep, after)
+	})
+
 	It("rolls a Deployment with secretproviderclass auto once when its pods' statuses report a new version, and not again when the rollout's pods report the same one", func() {
 		ns := newNamespace(nil)
 		createClass(ns, "vault")
