@@ -138,7 +138,7 @@ func newer(a, b client.Object) bool {
 }
 
 // rotatedSince reports whether a rotation wrote the status at or after the
-// second at (less clockSlack), when a record was: an older rotation was
+// second at, when a record was, less rotationSlack: an older rotation was
 // there for the record to see. When a rollout replaces the pods whose
 // statuses the last rotation wrote, the newest rotated status left may be
 // one of an earlier rotation, on a pod of a workload ripple does not roll;
@@ -150,8 +150,14 @@ func rotatedSince(st classStatus, at int64) bool {
 		return false
 	}
 	written := statusWrittenAt(st.Unstructured)
-	return written == 0 || written >= at-clockSlack
+	return written == 0 || written >= at-rotationSlack
 }
+
+// rotationSlack is how much older than a record a rotation may be and
+// still count: a record written while ripple's cache lagged the rotation,
+// by up to this, did not see it. The driver polls for rotations every two
+// minutes by default, so an earlier rotation is much older.
+const rotationSlack = 5
 
 // statusWrittenAt is the second the status was last written, kept by the
 // cache's transform (stripManagedFields), or 0.
