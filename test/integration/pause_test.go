@@ -179,6 +179,23 @@ var _ = Describe("Pause periods", func() {
 		Eventually(specPaused(dep), 15*time.Second).Should(BeFalse())
 	})
 
+	It("pauses a Deployment resumed by hand during its pause again at the next change, as Reloader does", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("1h"), envFromConfigMap("cfg"))
+		startRipple()
+		recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+		start := pausedAt(dep)()
+
+		update(dep, func(d *appsv1.Deployment) { d.Spec.Paused = false })
+		waitServerPast(ns, lastWrite(dep))
+		setData(cm, "k", "3")
+
+		Eventually(pausedAt(dep), 10*time.Second).ShouldNot(Or(BeEmpty(), Equal(start)), "a new pause begins")
+		Expect(specPaused(dep)()).To(BeTrue())
+	})
+
 	It("leaves a Deployment its owner paused to its owner", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", pauseFor("2s"), envFromConfigMap("cfg"))
