@@ -273,9 +273,9 @@ func (d *digests) forget(uid types.UID) {
 // data, wanted or not, and a ConfigMap may hold 1 MiB (Helm's releases
 // stored as ConfigMaps are often hundreds of KiB, listed after a
 // namespace's small ones): 100 of those to a page were 100 MiB before
-// decoding, against the chart's 256 MiB limit. A page asks bulkPage, or
-// bulkMinPage once a ConfigMap seen holds more than bulkPageBytes/bulkPage,
-// so that it holds at most 25 MiB, and 10 MiB in a namespace of large ones.
+// decoding, against the chart's 256 MiB limit. A page asks as many as fit
+// bulkPageBytes at the size of the largest ConfigMap seen, from bulkMinPage
+// to bulkPage: at most 25 MiB, and 10 MiB in a namespace of large ones.
 const (
 	bulkMin       = 32
 	bulkMinPage   = 10

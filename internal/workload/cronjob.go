@@ -96,7 +96,12 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 	if err := t.patch(ctx, c, obj, body); err != nil {
 		return Result{}, err
 	}
-	job, _, err := startRun(ctx, c, t, cj, run)
+	job, created, err := startRun(ctx, c, t, cj, run)
+	if err == nil && !created {
+		// The same record and config as a run before: a record written
+		// back (a GitOps tool, a restore) makes the same change again.
+		return Result{Held: fmt.Sprintf("its Job %s for this change exists already", job.Name)}, nil
+	}
 	return Result{Created: job, Cause: ch.Cause}, err
 }
 
@@ -104,8 +109,11 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 // stopped, or the API server refused it, after the record was written.
 func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Object) (Result, bool, error) {
 	cj, ok := obj.(*batchv1.CronJob)
+	if !ok {
+		return Result{}, false, nil
+	}
 	raw, marked := cj.Annotations[annotations.Run]
-	if !ok || !marked {
+	if !marked {
 		return Result{}, false, nil
 	}
 	var run pendingRun
@@ -113,19 +121,24 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		// Not ripple's: nothing to run, and the record is written.
 		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
 	}
+	exists, running, err := jobsOf(ctx, c, cj, run.Job)
+	switch {
+	case err != nil:
+		return Result{}, true, err
+	case exists:
+		// Created before the annotation's removal failed, or before this
+		// read of the CronJob caught up with that removal.
+		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
+	}
 	// What holds a run holds this one, as it did before the record.
 	if why := t.Held(obj, CronJobRunJob); why != "" {
 		return Result{Held: why, Cause: run.Cause}, true, t.patch(ctx, c, obj, withoutRun())
 	}
-	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
-		running, err := otherJobRunning(ctx, c, cj, run.Job)
-		if err != nil || running {
-			return Result{Wait: forbiddenRetry}, true, err
-		}
+	if running && cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
+		return Result{Wait: forbiddenRetry}, true, nil
 	}
 	job, created, err := startRun(ctx, c, t, cj, run)
 	if !created {
-		// Created already, the annotation's removal not yet read back.
 		job = nil
 	}
 	return Result{Created: job, Cause: run.Cause}, true, err
@@ -153,28 +166,35 @@ func withoutRun() map[string]any {
 // (ripple's, or kubectl create job --from), which the CronJob controller
 // leaves out of its status, only warning that it saw it.
 func jobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob) (bool, error) {
-	return otherJobRunning(ctx, c, cj, "")
-}
-
-// otherJobRunning is jobRunning, but for the Job named own: the one a
-// pending run already created, whose wait would hold the run for good.
-func otherJobRunning(ctx context.Context, c client.Reader, cj *batchv1.CronJob, own string) (bool, error) {
-	if slices.ContainsFunc(cj.Status.Active, func(ref corev1.ObjectReference) bool { return ref.Name != own }) {
+	if len(cj.Status.Active) > 0 {
 		return true, nil
 	}
+	_, running, err := jobsOf(ctx, c, cj, "")
+	return running, err
+}
+
+// jobsOf reads the CronJob's Jobs: whether the one named own exists, and
+// whether another has not finished (jobRunning).
+func jobsOf(ctx context.Context, c client.Reader, cj *batchv1.CronJob, own string) (exists, running bool, err error) {
+	running = slices.ContainsFunc(cj.Status.Active, func(ref corev1.ObjectReference) bool { return ref.Name != own })
 	ctx, cancel := context.WithTimeout(ctx, jobsReadTimeout)
 	defer cancel()
 	jobs := &batchv1.JobList{}
 	if err := c.List(ctx, jobs, client.InNamespace(cj.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("listing the Jobs of CronJob %s/%s: %w", cj.Namespace, cj.Name, err)
+		return false, false, fmt.Errorf("listing the Jobs of CronJob %s/%s: %w", cj.Namespace, cj.Name, err)
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if owner := metav1.GetControllerOfNoCopy(job); owner != nil && owner.UID == cj.UID && job.Name != own && !jobFinished(job) {
-			return true, nil
+		if owner := metav1.GetControllerOfNoCopy(job); owner == nil || owner.UID != cj.UID {
+			continue
+		}
+		if job.Name == own {
+			exists = true
+		} else if !jobFinished(job) {
+			running = true
 		}
 	}
-	return false, nil
+	return exists, running, nil
 }
 
 // jobFrom builds the Job that runs a CronJob's jobTemplate for a change.

@@ -275,6 +275,26 @@ var _ = Describe("CronJobs", func() {
 		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
 	})
 
+	It("reports a run as skipped, not created, when a record written back names a change whose Job exists", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		startRipple()
+		old := expectRecorded(cj)
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		waitFor(recordOf(cj)).ShouldNot(Equal(old))
+
+		// As a GitOps tool writes back the manifest it holds.
+		update(cj, func(c *batchv1.CronJob) {
+			c.Annotations[annotations.Recorded] = old
+			c.Annotations["synced"] = "1"
+		})
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadSkipped: "), ContainSubstring("exists already"))))
+		Expect(countPrefix(eventsFor(cj)(), "Reloaded")).To(Equal(1))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
+	})
+
 	It("starts no Job a recorded change still waits to run once its CronJob is suspended", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
