@@ -75,37 +75,30 @@ func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pa
 	if !v.paused {
 		return pauseStep{}, nil
 	}
-	if r.Type.Pause == workload.PauseSpec && !r.Type.OwnerPaused(obj) {
-		return r.resumedByHand(ctx, obj, v)
-	}
-	if left := r.pauseLeft(v); left > 0 {
+	// A Deployment resumed by hand (kubectl rollout resume) rolled then: as
+	// Reloader counts a pause its own only while the spec holds it, the
+	// pause is over, and the next change pauses it again. Read from the
+	// annotation alone, it went on to roll each later change at once.
+	byHand := r.Type.Pause == workload.PauseSpec && !r.Type.OwnerPaused(obj)
+	if left := r.pauseLeft(v); left > 0 && !byHand {
 		return pauseStep{left: left, done: r.Type.Pause != workload.PauseSpec}, nil
 	}
 	if r.Type.Pause != workload.PauseSpec {
 		return pauseStep{endHold: true}, nil
 	}
+	if r.Opts.DryRun {
+		// Nothing is resumed: the Deployment is reconciled as one not
+		// paused, whose rollout --dry-run reports, uncounted.
+		return pauseStep{}, nil
+	}
 	if err := r.Type.EndPause(ctx, r.Client, obj, r.Opts.Keys.PausedAt); err != nil {
 		return pauseStep{done: true}, err
 	}
 	r.pauseEnded(ctx, obj, v)
-	// Resuming is the Deployment's rollout: it is counted and alerted now,
-	// not when the pause began.
+	// Resuming, by ripple or by hand, is the Deployment's rollout: it is
+	// counted and alerted now, not when the pause began.
 	r.countReload(obj, "success")
 	r.notify(ctx, obj, "its config")
-	return pauseStep{done: true}, nil
-}
-
-// resumedByHand ends the pause of a Deployment someone resumed before its
-// period ended (kubectl rollout resume), as Reloader counts a pause as its
-// own only while the spec holds it: that resume was the rollout, so it is
-// not counted or alerted again, and the next change pauses the Deployment
-// again, where reading the annotation alone rolled each change at once.
-// The annotation's removal is a write whose update queues it again.
-func (r *Reconciler) resumedByHand(ctx context.Context, obj client.Object, v *view) (pauseStep, error) {
-	if err := r.Type.EndPause(ctx, r.Client, obj, r.Opts.Keys.PausedAt); err != nil {
-		return pauseStep{done: true}, err
-	}
-	logf.FromContext(ctx).Info("Ended a pause the workload was resumed from by hand", "pausedAt", v.pausedAt, "period", v.pausePeriod)
 	return pauseStep{done: true}, nil
 }
 

@@ -348,9 +348,9 @@ func (r *Reconciler) interesting() predicate.Predicate {
 
 // inputsChanged passes an update of a workload only when what Reconcile
 // reads changed: its pod spec, its annotations (ripple's own two aside),
-// its finalizers, whose removal moves a Job's recreation on, or the
-// workload whose pod template it uses; and every update of a workload
-// holding a pacing slot, whose status may free it.
+// its finalizers, whose removal moves a Job's recreation on, the workload
+// whose pod template it uses, or a Deployment's spec.paused; and every
+// update of a workload holding a pacing slot, whose status may free it.
 // Status updates and ripple's own patches, half of all events, stop here.
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
@@ -367,9 +367,16 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 				recordChanged(e) && !r.views.of(e.ObjectNew).ownRecord() ||
 				!sameSpec(e.ObjectOld, e.ObjectNew) && (!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
 					!semanticallyEqual(&oldT.Spec, &newT.Spec)) ||
-				r.templateRefChanged(e.ObjectOld, e.ObjectNew)
+				r.templateRefChanged(e.ObjectOld, e.ObjectNew) ||
+				r.pauseChanged(e.ObjectOld, e.ObjectNew)
 		},
 	}
+}
+
+// pauseChanged reports a Deployment paused or resumed by its spec: a
+// resume by hand ends ripple's pause (paused), counted and alerted then.
+func (r *Reconciler) pauseChanged(a, b client.Object) bool {
+	return r.Type.OwnerPaused != nil && r.Type.OwnerPaused(a) != r.Type.OwnerPaused(b)
 }
 
 // recordChanged reports whether the update changed the record: one that

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -100,9 +101,19 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 	if err == nil && !created {
 		// The same record and config as a run before: a record written
 		// back (a GitOps tool, a restore) makes the same change again.
-		return Result{Held: fmt.Sprintf("its Job %s for this change exists already", job.Name)}, nil
+		return Result{Held: fmt.Sprintf("its Job %s for this change exists already", run.Job)}, nil
 	}
-	return Result{Created: job, Cause: ch.Cause}, err
+	return ran(job, created, ch.Cause), err
+}
+
+// ran is the Result of a run: the Job only if this call created it, never
+// a nil *Job in the interface, which reads as one.
+func ran(job *batchv1.Job, created bool, cause string) Result {
+	res := Result{Cause: cause}
+	if created {
+		res.Created = job
+	}
+	return res
 }
 
 // resumeCronJob creates the Job a Run annotation still names: ripple
@@ -117,8 +128,9 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		return Result{}, false, nil
 	}
 	var run pendingRun
-	if err := json.Unmarshal([]byte(raw), &run); err != nil || run.Job == "" {
-		// Not ripple's: nothing to run, and the record is written.
+	if err := json.Unmarshal([]byte(raw), &run); err != nil || len(run.Job) > 63 || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
+		// Not ripple's (a hand edit): nothing to run, and the record is
+		// written. A Job under such a name would be refused for good.
 		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
 	}
 	exists, running, err := jobsOf(ctx, c, cj, run.Job)
@@ -138,10 +150,7 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		return Result{Wait: forbiddenRetry}, true, nil
 	}
 	job, created, err := startRun(ctx, c, t, cj, run)
-	if !created {
-		job = nil
-	}
-	return Result{Created: job, Cause: run.Cause}, true, err
+	return ran(job, created, run.Cause), true, err
 }
 
 // startRun creates the Job run names, unless it exists, then removes the

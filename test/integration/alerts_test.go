@@ -257,26 +257,33 @@ var _ = Describe("Alerts on rollouts", func() {
 		}),
 	)
 
-	It("alerts a paused Deployment's rollout once, when the pause ends and it rolls, not when it pauses", func() {
-		ns := newNamespace(nil)
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
-		h := newHook(http.StatusOK)
-		setEnv(options.EnvAlertOnReload, "true")
-		setEnv(options.EnvAlertSink, "raw")
-		setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
-		startRipple()
-		recorded(dep)
+	DescribeTable("alerts a paused Deployment's rollout once, when it is resumed and rolls, not when it pauses",
+		func(period string, resume func(dep *appsv1.Deployment)) {
+			ns := newNamespace(nil)
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", pauseFor(period), envFromConfigMap("cfg"))
+			h := newHook(http.StatusOK)
+			setEnv(options.EnvAlertOnReload, "true")
+			setEnv(options.EnvAlertSink, "raw")
+			setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+			startRipple()
+			recorded(dep)
 
-		setData(cm, "k", "2")
-		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
-		Expect(h.bodies()).To(BeEmpty(), "pausing is not a rollout")
+			setData(cm, "k", "2")
+			Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+			Expect(h.bodies()).To(BeEmpty(), "pausing is not a rollout")
+			resume(dep)
 
-		Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
-		Eventually(h.bodies, "10s").Should(HaveLen(1))
-		Consistently(h.bodies, quiet).Should(HaveLen(1))
-		Expect(decode(h.bodies()[0])).To(HaveKeyWithValue("name", "dep"))
-	})
+			Eventually(specPaused(dep), 10*time.Second).Should(BeFalse())
+			Eventually(h.bodies, "10s").Should(HaveLen(1))
+			Consistently(h.bodies, quiet).Should(HaveLen(1))
+			Expect(decode(h.bodies()[0])).To(HaveKeyWithValue("name", "dep"))
+		},
+		Entry("by ripple, when the pause ends", "3s", func(*appsv1.Deployment) {}),
+		Entry("by hand, before it ends", "1h", func(dep *appsv1.Deployment) {
+			update(dep, func(d *appsv1.Deployment) { d.Spec.Paused = false })
+		}),
+	)
 
 	DescribeTable("rolls at once and only once while the alert webhook fails",
 		func(fail func(h *hook), checkCounted bool) {

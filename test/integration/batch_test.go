@@ -259,6 +259,7 @@ var _ = Describe("CronJobs", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		log := captureLog()
 		r := startRipple()
 		before := expectRecorded(cj)
 		allow := refuseJobs(ns)
@@ -268,6 +269,7 @@ var _ = Describe("CronJobs", func() {
 
 		r.stop()
 		startRipple()
+		Consistently(log.lines("panic"), quiet).Should(BeEmpty(), "a run put off is retried, without a panic")
 		allow()
 
 		waitFor(jobsIn(ns)).Should(ConsistOf(MatchRegexp(`^nightly-reload-[0-9a-f]{8}$`)))

@@ -231,40 +231,30 @@ func neverLosingAChange() {
 		expectNoRollout(copied, restored)
 	})
 
-	It("rolls a workload created with a record copied from another for a change ripple was down for", func() {
-		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
-		first := startRipple()
-		rolled := rolledOnceBy(dep, cm, "2")
-		first.stop()
-		waitServerPast(ns, recordedAt(rolled)+1)
+	// As when ripple recreates a Job just before it goes down: the copy's
+	// pods may have started before a change made while ripple was down.
+	DescribeTable("rolls a workload created with a record copied from another for a change made after its creation while ripple was down",
+		func(change func(cm *corev1.ConfigMap)) {
+			cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+			first := startRipple()
+			rolled := rolledOnceBy(dep, cm, "2")
+			first.stop()
+			waitServerPast(ns, recordedAt(rolled)+1)
 
-		// As when ripple recreates a Job just before it goes down: the
-		// copy's pods may have started before the change.
-		copied := createCopy(dep, "restored")
-		restored := withRollouts(copied, stateOf(copied))
-		setData(cm, "k", "3")
-		startRipple()
+			copied := createCopy(dep, "restored")
+			restored := withRollouts(copied, stateOf(copied))
+			change(cm)
+			startRipple()
 
-		expectRolledOnce(copied, restored)
-	})
-
-	It("rolls a workload created with a record copied from another for a ConfigMap deleted and created again with other data while ripple was down", func() {
-		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
-		first := startRipple()
-		rolled := rolledOnceBy(dep, cm, "2")
-		first.stop()
-		waitServerPast(ns, recordedAt(rolled)+1)
-
-		copied := createCopy(dep, "restored")
-		restored := withRollouts(copied, stateOf(copied))
-		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
-		createConfigMap(ns, "app-config", map[string]string{"k": "3"})
-		startRipple()
-
-		expectRolledOnce(copied, restored)
-	})
+			expectRolledOnce(copied, restored)
+		},
+		Entry("its data written", func(cm *corev1.ConfigMap) { setData(cm, "k", "3") }),
+		Entry("deleted and created again with other data", func(cm *corev1.ConfigMap) {
+			Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+			createConfigMap(cm.Namespace, cm.Name, map[string]string{"k": "3"})
+		}),
+	)
 
 	It("does not roll a copy again when a GitOps tool writes its stale record back after ripple rolled it", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})

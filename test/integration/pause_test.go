@@ -194,6 +194,23 @@ var _ = Describe("Pause periods", func() {
 
 		Eventually(pausedAt(dep), 10*time.Second).ShouldNot(Or(BeEmpty(), Equal(start)), "a new pause begins")
 		Expect(specPaused(dep)()).To(BeTrue())
+		Expect(countPrefix(eventsFor(dep)(), "PauseEnded")).To(Equal(1), "the resume by hand ended the first pause")
+	})
+
+	It("reports under --dry-run the change of a Deployment resumed by hand during a pause", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", pauseFor("1h"), envFromConfigMap("cfg"))
+		first := startRipple()
+		recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+		first.stop()
+		update(dep, func(d *appsv1.Deployment) { d.Spec.Paused = false })
+
+		startRipple("--dry-run")
+		setData(cm, "k", "3")
+		Eventually(eventsFor(dep), 10*time.Second).Should(ContainElement(HavePrefix("WouldReload: ")))
+		Expect(eventsFor(dep)()).NotTo(ContainElement(HavePrefix("PauseEnded: ")))
 	})
 
 	It("leaves a Deployment its owner paused to its owner", func() {
