@@ -624,7 +624,10 @@ func (r *Reconciler) resumed(ctx context.Context, obj client.Object, res workloa
 		return
 	}
 	if res.Created.GetName() != obj.GetName() {
-		// A CronJob's Job, whose start a restart or a refusal put off.
+		// A CronJob's Job, whose start a restart or a refusal put off:
+		// its run, counted and alerted now, as a run that went at once.
+		r.countReload(obj, "success")
+		r.notify(ctx, obj, res.Cause)
 		r.event(obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Created %s %s because %s changed",
 			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), res.Cause)
 		logf.FromContext(ctx).Info("Created the workload's Job", "job", res.Created.GetName(), "changed", res.Cause)

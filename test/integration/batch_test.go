@@ -268,12 +268,14 @@ var _ = Describe("CronJobs", func() {
 		waitFor(recordOf(cj)).ShouldNot(Equal(before))
 
 		r.stop()
-		startRipple()
+		addr := freeAddress()
+		startRipple("--namespaces="+ns, "--metrics-bind-address="+addr)
 		Consistently(log.lines("panic"), quiet).Should(BeEmpty(), "a run put off is retried, without a panic")
 		allow()
 
 		waitFor(jobsIn(ns)).Should(ConsistOf(MatchRegexp(`^nightly-reload-[0-9a-f]{8}$`)))
 		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("Reloaded: Created Job nightly-reload-"), ContainSubstring("cfg"))))
+		waitFor(metric(addr, `ripple_reloads_total{kind="CronJob",result="success"}`)).Should(Equal(1.0), "the run is counted when it goes")
 		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
 	})
 
