@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -129,6 +130,20 @@ func relabelUntil(dep *appsv1.Deployment, done func()) {
 	wg.Wait()
 }
 
+// pausedThenStopped starts ripple on a Deployment with a pause period,
+// changes its ConfigMap, waits for ripple to pause it and stops ripple.
+func pausedThenStopped(ns, period string) (*corev1.ConfigMap, *appsv1.Deployment) {
+	GinkgoHelper()
+	cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+	dep := createDeployment(ns, "dep", pauseFor(period), envFromConfigMap("cfg"))
+	first := startRipple()
+	recorded(dep)
+	setData(cm, "k", "2")
+	Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
+	first.stop()
+	return cm, dep
+}
+
 var _ = Describe("Pause periods", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace(nil) })
@@ -198,13 +213,7 @@ var _ = Describe("Pause periods", func() {
 	})
 
 	It("reports under --dry-run the change of a Deployment resumed by hand during a pause", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", pauseFor("1h"), envFromConfigMap("cfg"))
-		first := startRipple()
-		recorded(dep)
-		setData(cm, "k", "2")
-		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
-		first.stop()
+		cm, dep := pausedThenStopped(ns, "1h")
 		update(dep, func(d *appsv1.Deployment) { d.Spec.Paused = false })
 
 		startRipple("--dry-run")
@@ -255,13 +264,7 @@ var _ = Describe("Pause periods", func() {
 	)
 
 	It("resumes a Deployment paused before a restart of ripple, at the end of its period", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", pauseFor("5s"), envFromConfigMap("cfg"))
-		first := startRipple()
-		recorded(dep)
-		setData(cm, "k", "2")
-		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
-		first.stop()
+		_, dep := pausedThenStopped(ns, "5s")
 
 		startRipple()
 
@@ -287,15 +290,9 @@ var _ = Describe("Pause periods", func() {
 	})
 
 	It("resumes a Deployment whose pause ended while ripple was down as soon as ripple starts", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		// The pause's start is written in whole seconds, so a 1s pause can
 		// end within milliseconds of the rollout, before a poll sees it.
-		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
-		first := startRipple()
-		recorded(dep)
-		setData(cm, "k", "2")
-		Eventually(specPaused(dep), 10*time.Second).Should(BeTrue())
-		first.stop()
+		_, dep := pausedThenStopped(ns, "3s")
 		Expect(specPaused(dep)()).To(BeTrue(), "still paused while ripple is down")
 		waitServerPast(ns, mustParseTime(pausedAt(dep)()).Unix()+4)
 
