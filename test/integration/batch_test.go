@@ -302,6 +302,46 @@ var _ = Describe("CronJobs", func() {
 		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
 	})
 
+	It("starts a recorded change's Job only once the Job running under concurrencyPolicy Forbid ends", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent })
+		startRipple()
+		expectRecorded(cj)
+		allow := refuseJobsUnless(ns, "object.metadata.name == 'nightly-123'")
+		setData(cm, "k", "2")
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadFailed: "), ContainSubstring("frozen by the test"))))
+
+		// A run the CronJob controller started meanwhile, as its own Job.
+		running := createJob(ns, "nightly-123", nil, envFromConfigMap("cfg"))
+		update(running, func(j *batchv1.Job) {
+			j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}
+		})
+		allow()
+		Consistently(jobsIn(ns), 3*time.Second).Should(ConsistOf("nightly-123"), "no second Job while one runs")
+		setJobStatus(jobNow(ns, "nightly-123")(), batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
+		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(2))
+	})
+
+	DescribeTable("drops a run annotation that names no Job ripple could start, and starts none",
+		func(run string) {
+			ns := newBatchNamespace()
+			createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			cj := createCronJob(ns, "nightly", map[string]string{annotations.Auto: "true", annotations.Run: run}, envFromConfigMap("cfg"))
+			startRipple()
+			waitFor(func() map[string]string {
+				Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+				return cj.Annotations
+			}).ShouldNot(HaveKey(annotations.Run))
+			Consistently(jobsIn(ns), quiet).Should(BeEmpty())
+			Expect(eventsFor(cj)()).NotTo(ContainElement(HavePrefix("ReloadFailed")))
+		},
+		Entry("not ripple's JSON", "run it"),
+		Entry("a name the API server refuses", `{"job":"Nightly_Run","stamp":"s","cause":"ConfigMap/cfg"}`),
+		Entry("a name over 63 characters", `{"job":"`+strings.Repeat("n", 64)+`","stamp":"s","cause":"ConfigMap/cfg"}`),
+	)
+
 	It("starts no Job a recorded change still waits to run once its CronJob is suspended", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
@@ -422,7 +462,14 @@ func jobNow(ns, name string) func() *batchv1.Job {
 // returned func removes the policy.
 func refuseJobs(ns string) (allow func()) {
 	GinkgoHelper()
-	return refuse(ns, admissionregistrationv1.Create, "batch", "jobs", func() error {
+	return refuseJobsUnless(ns, "false")
+}
+
+// refuseJobsUnless is refuseJobs for the Jobs where the CEL expression
+// admits is false.
+func refuseJobsUnless(ns, admits string) (allow func()) {
+	GinkgoHelper()
+	return refuseUnless(ns, admissionregistrationv1.Create, "batch", "jobs", admits, func() error {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
 			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 		return k8s.Create(suiteCtx, j, client.DryRunAll)
