@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -256,6 +259,31 @@ func neverLosingAChange() {
 		}),
 	)
 
+	It("rolls a copy for a change made while ripple was down once a read it needs stops failing, not recording over it", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		gone := createConfigMap(ns, "gone", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"), envFromConfigMap("gone"))
+		reads := &failingReads{path: "/namespaces/" + ns + "/configmaps/gone"}
+		withRippleTransport(reads.wrap)
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+		Expect(k8s.Delete(suiteCtx, gone)).To(Succeed())
+		waitServerPast(ns, recordedAt(rolled)+1)
+
+		copied := createCopy(dep, "restored")
+		stale := copied.Annotations[annotations.Recorded]
+		restored := withRollouts(copied, stateOf(copied))
+		setData(cm, "k", "3")
+		reads.failing.Store(true)
+		startRipple()
+		Eventually(reads.failed.Load, 20*time.Second).Should(BeNumerically(">=", 2), "the read is tried again")
+		Expect(stateOf(copied).Recorded).To(Equal(stale), "a change that cannot be read is not recorded over")
+
+		reads.failing.Store(false)
+		expectRolledOnce(copied, restored)
+	})
+
 	It("does not roll a copy again when a GitOps tool writes its stale record back after ripple rolled it", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
@@ -376,6 +404,24 @@ func createCopy(dep *appsv1.Deployment, name string) *appsv1.Deployment {
 	copied.Spec.Template.Labels = map[string]string{"app": name}
 	Expect(k8s.Create(suiteCtx, copied)).To(Succeed())
 	return copied
+}
+
+// failingReads fails ripple's GETs of one object while failing is set,
+// counting them, as an API server that times out would.
+type failingReads struct {
+	path    string
+	failing atomic.Bool
+	failed  atomic.Int32
+}
+
+func (f *failingReads) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if f.failing.Load() && req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, f.path) {
+			f.failed.Add(1)
+			return nil, errors.New("refused by the spec")
+		}
+		return next.RoundTrip(req)
+	})
 }
 
 // recordedAt is the API server second the record in s was written at.
