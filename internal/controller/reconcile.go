@@ -543,10 +543,13 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		ch.Env = r.envVars(v, changed, st)
 	}
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
-	if r.pacer != nil && (err != nil || res.Wait > 0 || res.Held != "") {
+	// An error after the rollout created its object (a CronJob's Job whose
+	// run annotation stayed) is retried, but the run went: it is reported.
+	failed := err != nil && res.Created == nil
+	if r.pacer != nil && (failed || res.Wait > 0 || res.Held != "") {
 		r.pacer.release(r.Type, v.obj, wave)
 	}
-	if err != nil {
+	if failed {
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			r.countReload(v.obj, "error")
 			r.event(v.obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload", "Rolling after a change of %s failed: %v", names, err)
@@ -583,7 +586,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	}
 	log.Info("Rolled workload", "changed", names, "digest", st.digest)
-	return outcome{rolled: true}, nil
+	return outcome{rolled: true}, err
 }
 
 // resume carries on a rollout that spans several reconciles (a Job's

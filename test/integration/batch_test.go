@@ -302,6 +302,36 @@ var _ = Describe("CronJobs", func() {
 		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
 	})
 
+	It("reports a run whose Job started as reloaded when its run annotation cannot be removed yet, and removes it later", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(cj)
+		// Refuse the update that removes the run annotation, and only it.
+		probe := createCronJob(ns, "probe", map[string]string{annotations.Run: "{}"})
+		allow := refuseUnless(ns, admissionregistrationv1.Update, "batch", "cronjobs",
+			`!has(oldObject.metadata.annotations) || !('`+annotations.Run+`' in oldObject.metadata.annotations) || `+
+				`(has(object.metadata.annotations) && '`+annotations.Run+`' in object.metadata.annotations)`,
+			func() error {
+				Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(probe), probe)).To(Succeed())
+				delete(probe.Annotations, annotations.Run)
+				return k8s.Update(suiteCtx, probe, client.DryRunAll)
+			})
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("Reloaded: Created Job nightly-reload-")))
+		Expect(eventsFor(cj)()).NotTo(ContainElement(HavePrefix("ReloadFailed")))
+
+		allow()
+		waitFor(func() map[string]string {
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+			return cj.Annotations
+		}).ShouldNot(HaveKey(annotations.Run))
+		Consistently(jobsIn(ns), quiet).Should(HaveLen(1))
+		Expect(countPrefix(eventsFor(cj)(), "Reloaded")).To(Equal(1))
+	})
+
 	It("starts a recorded change's Job only once the Job running under concurrencyPolicy Forbid ends", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
