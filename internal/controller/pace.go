@@ -79,7 +79,9 @@ type pacer struct {
 	// asked holds the waiters that asked for a slot in the reconcile under
 	// way: reconciled drops the others.
 	asked map[paceKey]bool
-	wakes map[string]chan event.GenericEvent
+	// rechecking holds the holders expire wakes every paceRecheck.
+	rechecking map[paceKey]bool
+	wakes      map[string]chan event.GenericEvent
 }
 
 // pacedType is a workload type the pacer restores the slots of;
@@ -138,7 +140,7 @@ const (
 func newPacer(limit int, timeout time.Duration, reader client.Reader, now func() time.Time) *pacer {
 	return &pacer{max: limit, timeout: timeout, reader: reader, now: now,
 		waves: map[string]map[paceKey]slot{}, held: map[paceKey]int{}, queues: map[string]*list.List{}, waiting: map[paceKey]*list.Element{},
-		asked: map[paceKey]bool{}, wakes: map[string]chan event.GenericEvent{}}
+		asked: map[paceKey]bool{}, rechecking: map[paceKey]bool{}, wakes: map[string]chan event.GenericEvent{}}
 }
 
 // wakeups is the source of the wake-ups of one workload type's waiters.
@@ -349,14 +351,31 @@ func (p *pacer) wake(wave string) {
 
 // expire wakes the holder of a slot at its timeout, so that settle frees
 // the slot, and again every paceRecheck while it holds one: settle keeps a
-// slot whose workload it could not read.
+// slot whose workload it could not read. A holder has one recheck however
+// many of its slots time out: a workload that never becomes available,
+// changed in wave after wave, started one that never ended per slot.
 func (p *pacer) expire(k paceKey) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.held[k] > 0 {
-		p.send(k)
-		time.AfterFunc(paceRecheck, func() { p.expire(k) })
+	if p.held[k] == 0 {
+		return
 	}
+	p.send(k)
+	if !p.rechecking[k] {
+		p.rechecking[k] = true
+		time.AfterFunc(paceRecheck, func() { p.recheck(k) })
+	}
+}
+
+func (p *pacer) recheck(k paceKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[k] == 0 {
+		delete(p.rechecking, k)
+		return
+	}
+	p.send(k)
+	time.AfterFunc(paceRecheck, func() { p.recheck(k) })
 }
 
 // send queues a reconcile of the workload, unless its type's wake-ups are

@@ -133,6 +133,32 @@ func TestPacerWakesAHolderAtItsTimeoutAndAgainWhileItHoldsItsSlot(t *testing.T) 
 	}
 }
 
+// A workload that never becomes available, changed in wave after wave,
+// holds a slot in each: it is rechecked once every paceRecheck, not once
+// per slot that timed out, which added a wake-up loop per change for good.
+func TestPacerRechecksAHolderOfManySlotsOnce(t *testing.T) {
+	p := newPacer(1, 50*time.Millisecond, nil, time.Now)
+	wakes := make(chan event.GenericEvent, 10)
+	p.wakes["Deployment"] = wakes
+	typ, holder := paceObject(t, "Deployment", "holder")
+	for _, wave := range []string{"ns/ConfigMap/cfg@1", "ns/ConfigMap/cfg@2", "ns/ConfigMap/cfg@3"} {
+		if got := p.admit(context.Background(), typ, holder, wave, 0); got != admitted {
+			t.Fatalf("admit in %s = %d, want admitted", wave, got)
+		}
+	}
+	time.Sleep(time.Second)
+	if got := len(wakes); got != 3 {
+		t.Fatalf("%d wake-ups at the slots' timeouts, want 3, one per slot", got)
+	}
+	for len(wakes) > 0 {
+		<-wakes
+	}
+	time.Sleep(paceRecheck)
+	if got := len(wakes); got != 1 {
+		t.Errorf("%d wake-ups in the paceRecheck after the timeouts, want 1", got)
+	}
+}
+
 func paceObject(t *testing.T, kind, name string) (workload.Type, *metav1.PartialObjectMetadata) {
 	t.Helper()
 	plural := map[string]string{"Deployment": "deployments", "StatefulSet": "statefulsets"}[kind]
