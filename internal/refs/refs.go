@@ -300,6 +300,14 @@ func NotRefreshable(spec *corev1.PodSpec, ref Ref) string {
 		check("init container", c)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			mountsWhole(c)
+			continue
+		}
+		// What it made of the files (a config rendered from them) stays
+		// old, though a running container sees the new ones.
+		for _, m := range c.VolumeMounts {
+			if why == "" && volumes[m.Name] {
+				why = fmt.Sprintf("%s reaches init container %s, which does not run again", ref, c.Name)
+			}
 		}
 	}
 	for i := range spec.Containers {

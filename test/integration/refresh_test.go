@@ -127,7 +127,9 @@ var _ = Describe("The refresh strategy", func() {
 		Entry("through a volume no container mounts", []podMod{volumeConfigMap("cfg")},
 			"ConfigMap/cfg is mounted whole by no running container"),
 		Entry("through a volume only an init container mounts, which does not run again", []podMod{volumeConfigMap("cfg"), initContainerMounts("cfg")},
-			"ConfigMap/cfg is mounted whole by no running container"),
+			"ConfigMap/cfg reaches init container render, which does not run again"),
+		Entry("through a volume an init container mounts as well as the container", []podMod{volumeConfigMap("cfg"), mountConfigMap("cfg", ""), initContainerMounts("cfg")},
+			"ConfigMap/cfg reaches init container render, which does not run again"),
 	)
 
 	It("rolls instead, and says why, when an immutable ConfigMap is recreated with other data", func() {
