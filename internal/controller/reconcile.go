@@ -676,11 +676,13 @@ func (r *Reconciler) borrowed(ctx context.Context, obj client.Object, v *view) (
 	return &out, nil
 }
 
-// changeID names one change of a workload's config: the record it replaces
-// and the config it rolls out. Every attempt at the same change, after a
-// conflict or a restart, gives the same ID.
+// changeID names one change of a workload's config: the workload, the
+// record it replaces and the config it rolls out. Every attempt at the
+// same change, after a conflict or a restart, gives the same ID; two
+// CronJobs recorded in the same second with the same config, whose Jobs'
+// names keep the same first characters of theirs, do not share one.
 func changeID(obj client.Object, digest string) string {
-	h := sha256.Sum256([]byte(obj.GetAnnotations()[annotations.Recorded] + "\n" + digest))
+	h := sha256.Sum256([]byte(string(obj.GetUID()) + "\n" + obj.GetAnnotations()[annotations.Recorded] + "\n" + digest))
 	return hex.EncodeToString(h[:])
 }
 

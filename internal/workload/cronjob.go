@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +88,7 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 			return Result{Wait: forbiddenRetry}, err
 		}
 	}
-	run := pendingRun{Job: reloadJobName(cj.Name, ch.ID), Stamp: ch.Stamp, Cause: ch.Cause}
+	run := pendingRun{Job: reloadJobName(cj, ch.ID), Stamp: ch.Stamp, Cause: ch.Cause}
 	raw, err := json.Marshal(run)
 	if err != nil {
 		return Result{}, fmt.Errorf("encoding the Job to run: %w", err)
@@ -128,7 +129,7 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		return Result{}, false, nil
 	}
 	var run pendingRun
-	if err := json.Unmarshal([]byte(raw), &run); err != nil || len(run.Job) > 63 || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
+	if err := json.Unmarshal([]byte(raw), &run); err != nil || len(run.Job) > maxJobName(cj) || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
 		// Not ripple's (a hand edit): nothing to run, and the record is
 		// written. A Job under such a name would be refused for good.
 		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
@@ -235,13 +236,25 @@ func jobFrom(cj *batchv1.CronJob, run pendingRun) *batchv1.Job {
 
 // reloadJobName says why the Job exists: <cronjob>-reload-<change>. A Job's
 // name becomes a label value, so it must fit 63 characters.
-func reloadJobName(cronJob, id string) string {
+func reloadJobName(cj *batchv1.CronJob, id string) string {
 	const suffix = len("-reload-") + 8
-	if len(cronJob) > 63-suffix {
+	name := cj.Name
+	if limit := maxJobName(cj) - suffix; len(name) > limit {
 		// A name cut after a dot would start the next DNS label with "-".
-		cronJob = strings.TrimRight(cronJob[:63-suffix], ".")
+		name = strings.TrimRight(name[:limit], ".")
 	}
-	return cronJob + "-reload-" + id[:8]
+	return name + "-reload-" + id[:8]
+}
+
+// maxJobName is the longest name the API server admits for a Job of the
+// CronJob: 63, the job-name label's limit, less, for an Indexed Job, the
+// "-<index>" its pods' host names add to it.
+func maxJobName(cj *batchv1.CronJob) int {
+	spec := cj.Spec.JobTemplate.Spec
+	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion || spec.Completions == nil || *spec.Completions < 1 {
+		return 63
+	}
+	return 63 - len("-") - len(strconv.Itoa(int(*spec.Completions-1)))
 }
 
 // cronJobOwner makes the CronJob the Job's controller, as the CronJob

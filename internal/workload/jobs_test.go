@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,13 +20,25 @@ import (
 const id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 func TestReloadJobName_SaysWhyAndIsAValidJobName(t *testing.T) {
-	cases := []struct{ cronJob, want string }{
-		{"nightly", "nightly-reload-01234567"},
-		{strings.Repeat("a", 52), strings.Repeat("a", 47) + "-reload-01234567"},
-		{strings.Repeat("a", 46) + ".b", strings.Repeat("a", 46) + "-reload-01234567"},
+	indexed := func(completions int32) batchv1.JobSpec {
+		return batchv1.JobSpec{CompletionMode: ptr.To(batchv1.IndexedCompletion), Completions: ptr.To(completions)}
+	}
+	cases := []struct {
+		cronJob string
+		spec    batchv1.JobSpec
+		want    string
+	}{
+		{"nightly", batchv1.JobSpec{}, "nightly-reload-01234567"},
+		{strings.Repeat("a", 52), batchv1.JobSpec{}, strings.Repeat("a", 47) + "-reload-01234567"},
+		{strings.Repeat("a", 46) + ".b", batchv1.JobSpec{}, strings.Repeat("a", 46) + "-reload-01234567"},
+		{strings.Repeat("a", 52), indexed(2), strings.Repeat("a", 45) + "-reload-01234567"},
+		{strings.Repeat("a", 52), indexed(11), strings.Repeat("a", 44) + "-reload-01234567"},
+		{"nightly", indexed(2), "nightly-reload-01234567"},
 	}
 	for _, c := range cases {
-		got := reloadJobName(c.cronJob, id)
+		cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: c.cronJob},
+			Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{Spec: c.spec}}}
+		got := reloadJobName(cj, id)
 		if got != c.want {
 			t.Errorf("reloadJobName(%q) = %q, want %q", c.cronJob, got, c.want)
 		}
@@ -34,6 +47,13 @@ func TestReloadJobName_SaysWhyAndIsAValidJobName(t *testing.T) {
 		}
 		if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
 			t.Errorf("%q cannot be the job-name label: %v", got, errs)
+		}
+		if c.spec.Completions != nil {
+			// As the API server checks an Indexed Job: its last pod's host name.
+			host := fmt.Sprintf("%s-%d", got, *c.spec.Completions-1)
+			if errs := validation.IsDNS1123Label(host); len(errs) > 0 {
+				t.Errorf("%q cannot be an Indexed pod's host name: %v", host, errs)
+			}
 		}
 	}
 }
@@ -46,7 +66,7 @@ func TestJobFrom_RunsTheJobTemplateOwnedByTheCronJob(t *testing.T) {
 			Spec:       batchv1.JobSpec{BackoffLimit: ptr.To[int32](2)},
 		}},
 	}
-	job := jobFrom(cj, pendingRun{Job: reloadJobName(cj.Name, id), Stamp: "k:1:d", Cause: "ConfigMap/app"})
+	job := jobFrom(cj, pendingRun{Job: reloadJobName(cj, id), Stamp: "k:1:d", Cause: "ConfigMap/app"})
 
 	if job.Name != "nightly-reload-01234567" || job.Namespace != "ns" {
 		t.Errorf("Job %s/%s", job.Namespace, job.Name)

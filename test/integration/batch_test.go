@@ -332,6 +332,35 @@ var _ = Describe("CronJobs", func() {
 		Expect(countPrefix(eventsFor(cj)(), "Reloaded")).To(Equal(1))
 	})
 
+	It("runs the Job of an Indexed CronJob with a long name, whose pods' host names take the Job's name and an index", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, strings.Repeat("a", 50), auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
+		})
+		startRipple()
+		expectRecorded(cj)
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(1))
+		Expect(eventsFor(cj)()).NotTo(ContainElement(HavePrefix("ReloadFailed")))
+	})
+
+	It("runs one Job for each of two CronJobs whose long names differ only at the end, recorded together", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		name := strings.Repeat("a", 51)
+		first := createCronJob(ns, name+"1", auto, envFromConfigMap("cfg"))
+		second := createCronJob(ns, name+"2", auto, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(first)
+		expectRecorded(second)
+		setData(cm, "k", "2")
+		waitFor(jobsIn(ns)).Should(HaveLen(2))
+		Expect(eventsFor(second)()).NotTo(ContainElement(HavePrefix("ReloadSkipped")))
+	})
+
 	It("starts a recorded change's Job only once the Job running under concurrencyPolicy Forbid ends", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
