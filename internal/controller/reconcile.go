@@ -734,12 +734,31 @@ func (r *Reconciler) recordAfter(ctx context.Context, obj client.Object, rec rec
 }
 
 func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {
-	for _, p := range problems {
+	for _, p := range mostOf(problems) {
 		if r.logFirst(obj, "problem", p.String()) {
 			logf.FromContext(ctx).Info("Ignoring an invalid annotation value", "annotation", p.Annotation, "value", p.Value, "reason", p.Reason)
 		}
 		r.event(obj, corev1.EventTypeWarning, ReasonInvalidAnnotation, "Parse", "%s", p.String())
 	}
+}
+
+// mostProblems bounds the mistakes said about one workload at a time: a
+// reload list matching thousands of objects whose annotations are mistaken
+// said each, at each reconcile, as more than the caches that say a line
+// once (loggedLines, recentEvents) hold.
+const mostProblems = 10
+
+// mostOf returns the first mostProblems problems in a stable order, the
+// same at each reconcile, and one that counts the rest.
+func mostOf(problems []annotations.Problem) []annotations.Problem {
+	if len(problems) <= mostProblems {
+		return problems
+	}
+	out := slices.Clone(problems)
+	slices.SortFunc(out, func(a, b annotations.Problem) int { return strings.Compare(a.String(), b.String()) })
+	rest := len(out) - mostProblems
+	return append(out[:mostProblems], annotations.Problem{Annotation: out[mostProblems].Annotation, Value: "…",
+		Reason: fmt.Sprintf("and %d more mistaken annotations of the objects this workload tracks or may track (ripple explain lists them)", rest)})
 }
 
 // loggedLines bounds the log lines about a user's mistake that are

@@ -140,3 +140,55 @@ func TestRecentSet_SaysAKeyAgainOnceItsWindowPassed(t *testing.T) {
 		t.Error("a forgotten key is not first")
 	}
 }
+
+// A workload whose reload list matches thousands of objects with mistaken
+// annotations is told of ten, the same ten at each reconcile, and how many
+// more: each said, they overflowed the caches that say a line once.
+func TestMostOf_SaysTheSameFewProblemsAndCountsTheRest(t *testing.T) {
+	problem := func(i int) annotations.Problem {
+		return annotations.Problem{Annotation: "reloader.stakater.com/ignore", Value: "True", Reason: fmt.Sprintf("on ConfigMap/cm-%04d", i)}
+	}
+	many := func(n int, reversed bool) []annotations.Problem {
+		out := make([]annotations.Problem, n)
+		for i := range n {
+			if reversed {
+				out[i] = problem(n - 1 - i)
+			} else {
+				out[i] = problem(i)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		problems []annotations.Problem
+		want     int
+		last     string
+	}{
+		{"a few, all said", many(3, false), 3, "cm-0002"},
+		{"as many as are said", many(mostProblems, true), mostProblems, "cm-0000"},
+		{"thousands, in one order", many(5000, false), mostProblems + 1, "and 4990 more"},
+		{"thousands, in another", many(5000, true), mostProblems + 1, "and 4990 more"},
+	}
+	var first []string
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mostOf(tt.problems)
+			if len(got) != tt.want || !strings.Contains(got[len(got)-1].String(), tt.last) {
+				t.Fatalf("mostOf gave %d problems, the last %q; want %d, the last with %q", len(got), got[len(got)-1], tt.want, tt.last)
+			}
+			if len(tt.problems) < 5000 {
+				return
+			}
+			var said []string
+			for _, p := range got {
+				said = append(said, p.String())
+			}
+			if first == nil {
+				first = said
+			} else if strings.Join(said, "\n") != strings.Join(first, "\n") {
+				t.Errorf("another order says other problems:\n%v\nthen\n%v", first, said)
+			}
+		})
+	}
+}
