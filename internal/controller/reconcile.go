@@ -344,8 +344,11 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	next := r.next(v.current, r.kept(rec, v.current, changes))
 	causes, reason := r.causes(changes)
+	// A rollout replaces the pods that held a deleted object's data; pods
+	// refreshed in place keep it.
+	replaced := len(causes) > 0 && v.reloadStrategy != workload.Refresh
+	next := r.next(v.current, r.kept(rec, v.current, changes, replaced))
 	if len(causes) > 0 {
 		keys := changedKeys(rec, v.current, causes, keyed)
 		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))
@@ -426,10 +429,10 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[
 
 // kept returns the recorded entries of objects missing now that stay in
 // the record: deleted ones that do not roll the workload, whose data its
-// pods still hold, so that an object recreated under the same name rolls
-// it when, and only when, its data differs; and those the cache has not
-// caught up with.
-func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[refs.Ref]change) map[refs.Ref]string {
+// pods still hold unless replaced says a rollout replaces them, so that an
+// object recreated under the same name rolls it when, and only when, its
+// data differs from theirs; and those the cache has not caught up with.
+func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[refs.Ref]change, replaced bool) map[refs.Ref]string {
 	if !r.keepsRecord(rec) {
 		return nil
 	}
@@ -439,7 +442,7 @@ func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[
 			continue
 		}
 		switch c := changes[ref]; {
-		case c == 0, c == deleted && !r.Opts.ReloadOnDelete:
+		case c == 0, c == deleted && !r.Opts.ReloadOnDelete && !replaced:
 			out[ref] = short
 		}
 	}

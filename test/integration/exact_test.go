@@ -67,6 +67,21 @@ func neverLosingAChange() {
 		expectRolledOnce(dep, before)
 	})
 
+	It("rolls once under --reload-on-create for a deleted Secret recreated with the same data after a rollout replaced the pods that held it", func() {
+		sec := createSecret(ns, "creds", map[string]string{"k": "1"})
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromSecret("creds"), volumeConfigMap("app-config"))
+		startRipple("--reload-on-create")
+		before := recorded(dep)
+		Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+		expectNoRollout(dep, before)
+		rolled := rolledOnceBy(dep, cm, "2")
+
+		createSecret(ns, "creds", map[string]string{"k": "1"})
+
+		expectRolledOnce(dep, withRollouts(dep, rolled))
+	})
+
 	It("writes nothing when a deleted ConfigMap is recreated with the same data", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
