@@ -35,7 +35,7 @@ type KindPolicy struct {
 	// Reload lists the names that trigger the workload, referenced or not.
 	Reload NameList
 	// Exclude lists the names that never trigger the workload.
-	Exclude map[string]bool
+	Exclude NameSet
 }
 
 // Policy is what a workload's annotations say may trigger its rollout.
@@ -90,7 +90,7 @@ func (p *Policy) Tracks(kind refs.Kind, name string, objAnnotations map[string]s
 	switch {
 	case objAnnotations[p.ignoreKey] == "true":
 		return false, VerdictIgnored
-	case kp.Exclude[name]:
+	case kp.Exclude.Has(name):
 		return false, VerdictExcluded
 	case kp.Reload.Match(name):
 		return true, VerdictReloadList
@@ -157,7 +157,7 @@ func (p *Policy) kind(k Keys, kk kindKeys, metadata, template map[string]string,
 		Auto:    auto || typed || (!autoSet && !typedSet && autoReloadAll),
 		Search:  p.strictBoolean(ann, k.Search),
 		Reload:  p.nameList(ann, kk.reload),
-		Exclude: names(metadata[kk.exclude]),
+		Exclude: NameSet(metadata[kk.exclude]),
 	}
 }
 
@@ -215,19 +215,23 @@ func (p *Policy) report(pr Problem) {
 	}
 }
 
-// names reads an exclude list: plain names, compared as they are. Reading
-// it costs no more than the value's length, so it needs no cap.
-func names(list string) map[string]bool {
-	var out map[string]bool
-	for n := range strings.SplitSeq(list, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[n] = true
+// NameSet is an exclude list, plain names compared as they are, kept as
+// the annotation's value and searched in place: a map of its names took
+// several times the value's memory (up to 256 KiB of short names) in each
+// cached view, and a lookup costs no more than the value's length.
+type NameSet string
+
+// Has reports whether name is in the list.
+func (s NameSet) Has(name string) bool {
+	if name == "" {
+		return false
+	}
+	for n := range strings.SplitSeq(string(s), ",") {
+		if strings.TrimSpace(n) == name {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // maxQuoted is the most bytes of a user's value that a Problem quotes, so

@@ -2,7 +2,9 @@ package annotations
 
 import (
 	"maps"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -216,7 +218,7 @@ func TestParse_EachKindFallsBackOnItsOwn(t *testing.T) {
 		{"an exclude list on the metadata does not stop the fallback, and still excludes",
 			map[string]string{ConfigMapExclude: "noisy"}, map[string]string{Auto: "true"},
 			func(t *testing.T, p Policy) {
-				if !p.ConfigMaps.Auto || !p.Secrets.Auto || !p.ConfigMaps.Exclude["noisy"] {
+				if !p.ConfigMaps.Auto || !p.Secrets.Auto || !p.ConfigMaps.Exclude.Has("noisy") {
 					t.Errorf("ConfigMaps %+v, Secrets %+v", p.ConfigMaps, p.Secrets)
 				}
 			}},
@@ -286,11 +288,18 @@ func TestParse_ExcludeListsAreTrimmedNames(t *testing.T) {
 		ConfigMapExclude: " a , ,b,,",
 		SecretExclude:    "s1",
 	}, false)
-	if len(p.ConfigMaps.Exclude) != 2 || !p.ConfigMaps.Exclude["a"] || !p.ConfigMaps.Exclude["b"] {
-		t.Errorf("ConfigMaps.Exclude = %v, want {a, b}", p.ConfigMaps.Exclude)
-	}
-	if len(p.Secrets.Exclude) != 1 || !p.Secrets.Exclude["s1"] {
-		t.Errorf("Secrets.Exclude = %v, want {s1}", p.Secrets.Exclude)
+	for _, c := range []struct {
+		set  NameSet
+		name string
+		want bool
+	}{
+		{p.ConfigMaps.Exclude, "a", true}, {p.ConfigMaps.Exclude, "b", true}, {p.ConfigMaps.Exclude, "", false},
+		{p.ConfigMaps.Exclude, " a ", false}, {p.ConfigMaps.Exclude, "s1", false},
+		{p.Secrets.Exclude, "s1", true}, {p.Secrets.Exclude, "a", false},
+	} {
+		if got := c.set.Has(c.name); got != c.want {
+			t.Errorf("%q.Has(%q) = %v, want %v", c.set, c.name, got, c.want)
+		}
 	}
 	if len(p.Problems) != 0 {
 		t.Errorf("Problems = %v, want none", p.Problems)
@@ -485,12 +494,36 @@ func TestParse_SecretProviderClassesAreTrackedOnlyWithCSIIntegration(t *testing.
 			if got := strings.Join(kp.Reload.Literals(), ","); got != c.wantReload {
 				t.Errorf("Reload = %q, want %q", got, c.wantReload)
 			}
-			if got := strings.Join(slices.Sorted(maps.Keys(kp.Exclude)), ","); got != c.wantExclude {
-				t.Errorf("Exclude = %q, want %q", got, c.wantExclude)
+			if got := kp.Exclude.Has("vault"); got != (c.wantExclude == "vault") {
+				t.Errorf("Exclude.Has(vault) = %v, want %v", got, c.wantExclude == "vault")
 			}
 			if !c.autoAll && p.OptedIn() != c.wantOptedIn {
 				t.Errorf("OptedIn = %v, want %v", p.OptedIn(), c.wantOptedIn)
 			}
 		})
+	}
+}
+
+// An exclude list is as long as the API server lets annotations be (256
+// KiB): its tens of thousands of short names cost the view that keeps the
+// policy nothing beyond the value itself, and every one still excludes.
+func TestParse_AHugeExcludeListCostsNoMemoryBeyondItsValue(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	for ; b.Len() < 200<<10; n++ {
+		b.WriteString(strconv.FormatInt(int64(n), 36) + ",")
+	}
+	ann := map[string]string{Auto: "true", ConfigMapExclude: b.String()}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p := metadataOnly(ann, false)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<10 {
+		t.Errorf("parsing a %d-name exclude list allocated %d bytes, want at most 16 KiB", n, got)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		if name := strconv.FormatInt(int64(i), 36); !p.ConfigMaps.Exclude.Has(name) {
+			t.Errorf("%s is not excluded", name)
+		}
 	}
 }

@@ -200,7 +200,7 @@ func (e *Explainer) subjectOf(ctx context.Context, vs *views, w client.Object, v
 func (e *Explainer) decide(vs *views, s subject, ref refs.Ref, obj client.Object) decision {
 	w, v, tmpl := s.w, s.v, s.tmpl
 	kp := v.policy.For(ref.Kind)
-	named := kp.Reload.Match(ref.Name) || kp.Exclude[ref.Name]
+	named := kp.Reload.Match(ref.Name) || kp.Exclude.Has(ref.Name)
 	if s.unreadable != "" {
 		return decision{listed: named, why: "not rolled: " + s.unreadable}
 	}

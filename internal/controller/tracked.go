@@ -173,7 +173,7 @@ func (r *Reconciler) missing(ctx context.Context, ns string, ref refs.Ref, refer
 // whatever annotations the object carries.
 func mayTrack(pol *annotations.Policy, ref refs.Ref, referenced bool) bool {
 	kp := pol.For(ref.Kind)
-	if kp.Exclude[ref.Name] {
+	if kp.Exclude.Has(ref.Name) {
 		return false
 	}
 	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || kp.Search))
