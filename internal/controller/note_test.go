@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -45,5 +46,29 @@ func TestDescribe_LongNamesLeaveRoomForTheCount(t *testing.T) {
 	short := []refs.Ref{{Kind: refs.ConfigMap, Name: "a"}, {Kind: refs.Secret, Name: "b"}}
 	if got := describe(short, nil); got != "ConfigMap/a, Secret/b" {
 		t.Errorf("describe = %q", got)
+	}
+}
+
+func TestDescribe_ManyLongChangedKeysFitTheNote(t *testing.T) {
+	cm := refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}
+	var keys []string
+	for i := range 1000 {
+		keys = append(keys, fmt.Sprintf("%03d", i)+strings.Repeat("k", 250))
+	}
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"a few short keys, all named", []string{"a", "b"}, "ConfigMap/cfg (keys a, b)"},
+		{"a thousand keys of 253 bytes", keys, " and 999 more)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := describe([]refs.Ref{cm}, map[refs.Ref][]string{cm: tt.keys})
+			if !strings.HasSuffix(got, tt.want) || len("Rolled because "+got+" changed") > noteLimit {
+				t.Errorf("describe = %d bytes ending %q, want the end %q within the note", len(got), got[max(0, len(got)-30):], tt.want)
+			}
+		})
 	}
 }

@@ -701,7 +701,7 @@ func describe(causes []refs.Ref, keys map[refs.Ref][]string) string {
 			name = "a " + string(c.Kind) + " of record bucket " + c.Name
 		}
 		if k := keys[c]; len(k) > 0 {
-			name += " (keys " + strings.Join(k, ", ") + ")"
+			name += " (keys " + keyList(k, budget/2) + ")"
 		}
 		if i == most || (i > 0 && size+len(name) > budget) {
 			parts = append(parts, fmt.Sprintf("and %d more", len(causes)-i))
@@ -711,6 +711,25 @@ func describe(causes []refs.Ref, keys map[refs.Ref][]string) string {
 		size += len(name) + len(", ")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// keyList names the keys within about budget bytes, then how many more:
+// one object can have a thousand changed keys of 253 bytes each, and the
+// description goes into Events, alerts, and a Job's annotations, which the
+// API server caps.
+func keyList(keys []string, budget int) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 && b.Len()+len(k) > budget {
+			fmt.Fprintf(&b, " and %d more", len(keys)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+	}
+	return b.String()
 }
 
 // record writes the record alone: nothing rolls.
