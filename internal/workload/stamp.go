@@ -164,17 +164,24 @@ func (t Type) stampEnv(ctx context.Context, c client.Client, obj client.Object, 
 // staleTest reports whether the API server refused a JSON patch because
 // its first operation, the test of the resourceVersion, failed: the object
 // changed since ripple read it, and nothing after the test was applied.
-// The server answers a patch that does not apply with a 422 and no causes
-// (its message is not passed on); the 422 of an object that fails
-// validation lists the fields at fault.
+// The server answers a patch that does not apply with a 422, no causes and
+// the generic message of that code (the patch's own error is not passed
+// on); the 422 of an object that fails validation lists the fields at
+// fault, and an admission webhook's says its own words, which retried as a
+// conflict, every 50 ms and without an Event, were never reported.
 func staleTest(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return false
 	}
 	st := status.Status()
-	return st.Code == http.StatusUnprocessableEntity && (st.Details == nil || len(st.Details.Causes) == 0)
+	return st.Code == http.StatusUnprocessableEntity && (st.Details == nil || len(st.Details.Causes) == 0) &&
+		st.Message == patchNotApplied
 }
+
+// patchNotApplied is the message of the API server's answer to a JSON
+// patch that does not apply (apierrors.NewGenericServerResponse).
+const patchNotApplied = "the server rejected our request due to an error in our request"
 
 func annotationOps(existing, set map[string]string) []jsonOp {
 	if existing == nil {

@@ -2,9 +2,14 @@ package workload
 
 import (
 	"encoding/json"
+	"errors"
+	"net/http"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -74,6 +79,34 @@ func TestEnvOpsTakeOverAnExistingVariableAndAddOthersToTheirContainer(t *testing
 			raw, _ := json.Marshal(ops)
 			if string(raw) != tc.want {
 				t.Errorf("ops = %s\nwant %s", raw, tc.want)
+			}
+		})
+	}
+}
+
+// Only the API server's answer to a JSON patch whose resourceVersion test
+// failed reads as stale, and is retried as a conflict: a webhook's 422 is
+// an error, reported and retried with backoff.
+func TestStaleTest_TellsAFailedTestFromOtherRefusals(t *testing.T) {
+	withMessage := func(msg string, causes ...metav1.StatusCause) error {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+			Message: msg, Details: &metav1.StatusDetails{Causes: causes}}}
+	}
+	tests := []struct {
+		name  string
+		err   error
+		stale bool
+	}{
+		{"the answer to a patch that does not apply", apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", "testing value /metadata/resourceVersion failed", 0, false), true},
+		{"a webhook's denial with code 422 and no causes", withMessage(`admission webhook "policy.example.com" denied the request: no`), false},
+		{"an invalid object", withMessage("Deployment.apps \"web\" is invalid", metav1.StatusCause{Field: "spec.template"}), false},
+		{"a conflict", apierrors.NewConflict(schema.GroupResource{Resource: "deployments"}, "web", errors.New("changed")), false},
+		{"not an API error", errors.New("connection reset"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := staleTest(tt.err); got != tt.stale {
+				t.Errorf("staleTest = %v, want %v", got, tt.stale)
 			}
 		})
 	}
