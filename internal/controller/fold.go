@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 
@@ -85,39 +84,83 @@ func bucketSum(lines []string) string {
 // created after the record cannot be in it: they are left out of the
 // buckets and reported one by one as created. Those created within
 // clockSlack of the record may or may not be in it: a bucket matches with
-// or without them.
+// any of them, and those it matches without are created.
 func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string) map[refs.Ref]change {
-	old, borderline := map[refs.Ref]string{}, map[refs.Ref]string{}
 	out := map[refs.Ref]change{}
+	old, borderline := map[refs.Ref][]string{}, map[refs.Ref][]refs.Ref{}
+	lines := map[refs.Ref]string{}
 	for ref, cur := range now {
-		switch {
-		case cur.createdAt > rec.at+clockSlack:
+		if cur.createdAt > rec.at+clockSlack {
 			out[ref] = created
-		case cur.createdAt >= rec.at-clockSlack:
-			borderline[ref] = cur.recordValue(short)
-		default:
-			old[ref] = cur.recordValue(short)
+			continue
+		}
+		b, line := bucketRef(ref.Kind, ref.Name), ref.Name+"="+cur.recordValue(short)+"\n"
+		if cur.createdAt >= rec.at-clockSlack {
+			borderline[b] = append(borderline[b], ref)
+			lines[ref] = line
+		} else {
+			old[b] = append(old[b], line)
 		}
 	}
-	without := fold(old)
-	all := maps.Clone(old)
-	maps.Copy(all, borderline)
-	with := fold(all)
 	buckets := map[refs.Ref]bool{}
-	for _, m := range []map[refs.Ref]string{rec.objects, without, with} {
-		for b := range m {
-			buckets[b] = true
-		}
+	for b := range rec.objects {
+		buckets[b] = true
+	}
+	for b := range old {
+		buckets[b] = true
+	}
+	for b := range borderline {
+		buckets[b] = true
 	}
 	for b := range buckets {
-		if rec.objects[b] != without[b] && rec.objects[b] != with[b] {
+		in, ok := matchBucket(rec.objects[b], old[b], borderline[b], lines)
+		if !ok {
 			out[b] = changedData
 		}
-	}
-	for ref := range borderline {
-		if b := bucketRef(ref.Kind, ref.Name); rec.objects[b] != with[b] {
-			out[ref] = created
+		for _, ref := range borderline[b] {
+			if !in[ref] {
+				out[ref] = created
+			}
 		}
 	}
 	return out
+}
+
+// maxBorderline bounds the members of a bucket created around its record
+// whose every subset is tried: a bulk creation then tries all or none.
+const maxBorderline = 8
+
+// matchBucket finds which of the borderline members, with the old ones,
+// make the recorded digest of a bucket: some may have been in ripple's
+// cache when the record was written and others not (created in the same
+// seconds during a bulk creation); trying only all or none of them rolled
+// the workload for a change no object had.
+func matchBucket(recorded string, old []string, borderline []refs.Ref, lines map[refs.Ref]string) (map[refs.Ref]bool, bool) {
+	try := func(member func(i int) bool) (map[refs.Ref]bool, bool) {
+		in, members := map[refs.Ref]bool{}, slices.Clone(old)
+		for i, ref := range borderline {
+			if in[ref] = member(i); in[ref] {
+				members = append(members, lines[ref])
+			}
+		}
+		sum := ""
+		if len(members) > 0 {
+			sum = bucketSum(members)
+		}
+		return in, sum == recorded
+	}
+	if len(borderline) > maxBorderline {
+		for _, all := range []bool{false, true} {
+			if in, ok := try(func(int) bool { return all }); ok {
+				return in, true
+			}
+		}
+		return nil, false
+	}
+	for mask := range 1 << len(borderline) {
+		if in, ok := try(func(i int) bool { return mask&(1<<i) != 0 }); ok {
+			return in, true
+		}
+	}
+	return nil, false
 }

@@ -80,3 +80,61 @@ func TestFoldedDiff(t *testing.T) {
 		})
 	}
 }
+
+// Objects created in the seconds around a folded record share its buckets,
+// some in the record and some not (a bulk creation while ripple records
+// it): those it holds are no change, the others are creations, and nothing
+// rolls for data no object changed.
+func TestFoldedDiff_TellsBorderlineMembersOfOneBucketInAndOutOfTheRecord(t *testing.T) {
+	const at = 1000
+	base := manyObjects(2000, "aa")
+	var same []string
+	bucket := bucketRef(refs.ConfigMap, "new-0")
+	for i := 0; len(same) <= maxBorderline+3; i++ {
+		if n := fmt.Sprintf("new-%d", i); bucketRef(refs.ConfigMap, n) == bucket {
+			same = append(same, n)
+		}
+	}
+	now := func(names ...string) map[refs.Ref]tracked {
+		out := map[refs.Ref]tracked{}
+		for ref, short := range base {
+			out[ref] = obs(short, at-100)
+		}
+		for _, n := range names {
+			out[cmRef(n)] = obs("cc", at)
+		}
+		return out
+	}
+	recorded := func(names ...string) record {
+		objects := maps.Clone(base)
+		for _, n := range names {
+			objects[cmRef(n)] = "cc"
+		}
+		return record{keyID: "k", at: at, objects: fold(objects)}
+	}
+	createdAll := func(names ...string) map[refs.Ref]change {
+		out := map[refs.Ref]change{}
+		for _, n := range names {
+			out[cmRef(n)] = created
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		rec  record
+		now  map[refs.Ref]tracked
+		want map[refs.Ref]change
+	}{
+		{"one in the record, one created after it was written", recorded(same[0]), now(same[0], same[1]), createdAll(same[1])},
+		{"two of four in the record", recorded(same[0], same[2]), now(same[:4]...), createdAll(same[1], same[3])},
+		{"more than are tried one by one, all in the record", recorded(same...), now(same...), createdAll()},
+		{"more than are tried one by one, none in the record", recorded(), now(same...), createdAll(same...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := foldedDiff(tt.rec, tt.now, testShort); !maps.Equal(got, tt.want) {
+				t.Fatalf("foldedDiff = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
