@@ -39,7 +39,8 @@ type births struct {
 
 type birth struct {
 	version string
-	seen    time.Time
+	// seen is when ripple saw the creation, by the API server's clock.
+	seen time.Time
 }
 
 func (b *births) add(obj client.Object, now time.Time) {
@@ -61,6 +62,17 @@ func (b *births) forget(uid types.UID) {
 	b.mu.Lock()
 	delete(b.byUID, uid)
 	b.mu.Unlock()
+}
+
+// seenAt returns the API server second ripple saw the object created at,
+// 0 if it did not (created before ripple started, or long ago).
+func (b *births) seenAt(uid types.UID) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v, ok := b.byUID[uid]; ok {
+		return v.seen.Unix()
+	}
+	return 0
 }
 
 func (b *births) version(uid types.UID) (string, bool) {

@@ -171,7 +171,7 @@ func TestCompactConfig_LeavesOtherObjectsAlone(t *testing.T) {
 // object deleted and created again under its name as one update, with a
 // new UID; the digest kept for the old UID would stay for good.
 func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
-	sums := newDigests(nil)
+	sums := newDigests(nil, time.Now)
 	f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
 	old := &configMeta{namespace: "team", name: "cfg", uid: "u-1", version: "5"}
 	replaced := &configMeta{namespace: "team", name: "cfg", uid: "u-2", version: "9"}

@@ -36,6 +36,8 @@ type digests struct {
 	mu    sync.Mutex
 	byUID map[types.UID]versionSum
 	born  births
+	// now tells the API server's time, which births are seen in.
+	now func() time.Time
 	// fed holds the namespaces whose ConfigMaps a feed watches now, ""
 	// for all; awaited the ConfigMap versions a reconcile waits for.
 	fed     map[string]bool
@@ -62,8 +64,8 @@ type versionSum struct {
 	immutable bool
 }
 
-func newDigests(reader client.Reader) *digests {
-	return &digests{reader: reader, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}},
+func newDigests(reader client.Reader, now func() time.Time) *digests {
+	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}},
 		fed: map[string]bool{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 

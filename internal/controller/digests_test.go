@@ -44,7 +44,7 @@ func (c *concurrentLists) List(context.Context, client.ObjectList, ...client.Lis
 // otherwise each hold a page of data at once.
 func TestPrefetch_OneListWithDataAtATime(t *testing.T) {
 	reader := &concurrentLists{}
-	d := newDigests(reader)
+	d := newDigests(reader, time.Now)
 	var wg sync.WaitGroup
 	for i := range 4 {
 		ns := fmt.Sprintf("team-%d", i)
@@ -100,7 +100,7 @@ func TestPrefetch_ASharedListServesEveryReconcileThatJoinedIt(t *testing.T) {
 			b = append(b, meta)
 		}
 	}
-	d := newDigests(reader)
+	d := newDigests(reader, time.Now)
 	var wg sync.WaitGroup
 	for _, metas := range [][]client.Object{a, b} {
 		wg.Go(func() {
@@ -188,7 +188,7 @@ func TestPrefetch_PagesHoldAFewMiBWhateverTheConfigMapsSize(t *testing.T) {
 				metas = append(metas, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprint(i),
 					UID: types.UID(fmt.Sprint(i)), ResourceVersion: "1"}})
 			}
-			d := newDigests(reader)
+			d := newDigests(reader, time.Now)
 			if err := d.prefetch(context.Background(), refs.ConfigMap, "team", nil, metas); err != nil {
 				t.Fatal(err)
 			}

@@ -205,7 +205,7 @@ func TestChangedSinceCreation(t *testing.T) {
 			at7 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "uid-app", ResourceVersion: "7",
 				CreationTimestamp: created, ManagedFields: []metav1.ManagedFieldsEntry{{Time: &tt.writtenAt, FieldsV1: data}}},
 				Data: map[string]string{"k": "1"}}
-			d := newDigests(exactReader{obj: at7})
+			d := newDigests(exactReader{obj: at7}, time.Now)
 			d.born.add(at7, time.Now())
 			now := at7.DeepCopy()
 			now.ResourceVersion, now.Data = "8", map[string]string{"k": tt.nowData}
@@ -303,7 +303,7 @@ func TestChangedSinceCreation_FirstSeenAtTheCurrentVersion(t *testing.T) {
 		{"seen after a data write during a watch gap", 105, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDigests(nil)
+			d := newDigests(nil, time.Now)
 			meta := configObject("ConfigMap")
 			meta.UID, meta.ResourceVersion, meta.CreationTimestamp = "u", "7", created
 			d.born.add(meta, time.Now())

@@ -74,7 +74,7 @@ func TestDigests_FromFeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := newDigests(nil)
+			d := newDigests(nil, time.Now)
 			d.wait = time.Minute
 			if tt.wait > 0 {
 				d.wait = tt.wait

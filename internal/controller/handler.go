@@ -105,7 +105,7 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if o := f.object(obj); o != nil && !isInInitialList {
-				f.digests.born.add(o, time.Now())
+				f.digests.born.add(o, f.digests.now())
 				f.enqueue(o)
 			}
 		},

@@ -80,7 +80,10 @@ type Reconciler struct {
 type tracked struct {
 	meta      client.Object
 	createdAt int64
-	version   versionSum
+	// seenCreated is the API server second ripple saw the object created
+	// at, 0 if it did not: later than createdAt when its watch lagged.
+	seenCreated int64
+	version     versionSum
 	// used holds the keys the workload's pod spec reads of the object, nil
 	// for all of them; precise says the workload tracks only those.
 	used    []string

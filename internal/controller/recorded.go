@@ -139,8 +139,10 @@ func diff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string, m
 			continue
 		}
 		// An object created in the seconds around the record may not have
-		// been in ripple's cache when it was written: it is new.
-		if cur.createdAt >= rec.at-clockSlack {
+		// been in ripple's cache when it was written, nor one whose
+		// creation ripple saw after it (a watch that lagged or broke): it
+		// is new.
+		if cur.createdAt >= rec.at-clockSlack || cur.seenCreated > rec.at+clockSlack {
 			out[ref] = created
 		} else {
 			out[ref] = newlyTracked

@@ -162,6 +162,10 @@ func TestDiff_Cases(t *testing.T) {
 			map[refs.Ref]tracked{cmRef("a"): obs("1", 99)}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"older object newly tracked", rec(nil),
 			map[refs.Ref]tracked{cmRef("a"): obs("1", 98)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+		{"older object whose creation ripple saw after the record, its watch lagging", rec(nil),
+			map[refs.Ref]tracked{cmRef("a"): seen(obs("1", 90), 102)}, nil, map[refs.Ref]change{cmRef("a"): created}},
+		{"older object whose creation ripple saw in the seconds of the record", rec(nil),
+			map[refs.Ref]tracked{cmRef("a"): seen(obs("1", 90), 101)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,6 +181,12 @@ func obs(short string, createdAt int64) tracked {
 	var sum digest.Sum
 	copy(sum[:], short)
 	return tracked{createdAt: createdAt, version: versionSum{sum: sum}}
+}
+
+// seen is t, whose creation ripple saw at the API server second at.
+func seen(t tracked, at int64) tracked {
+	t.seenCreated = at
+	return t
 }
 
 func testShort(sum digest.Sum) string { return string(bytes.TrimRight(sum[:], "\x00")) }

@@ -69,7 +69,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err != nil {
 		return err
 	}
-	sums := newDigests(mgr.GetAPIReader())
+	sums := newDigests(mgr.GetAPIReader(), now)
 	if err := addFeeds(mgr, opts, sums); err != nil {
 		return err
 	}

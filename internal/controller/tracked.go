@@ -53,7 +53,8 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 			return nil, nil, err
 		}
 		if exists {
-			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(), version: vs,
+			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(),
+				seenCreated: r.digests.born.seenAt(c.meta.GetUID()), version: vs,
 				used: v.usedKeys[c.ref], precise: v.precise}
 		}
 	}

@@ -3,9 +3,11 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,6 +82,27 @@ func neverLosingAChange() {
 		createSecret(ns, "creds", map[string]string{"k": "1"})
 
 		expectRolledOnce(dep, withRollouts(dep, rolled))
+	})
+
+	It("rolls once for a Secret created and written while ripple's watch of Secrets was broken, across a record written meanwhile", func() {
+		dep := createDeployment(ns, "dep", auto, envFromSecret("creds"), volumeConfigMap("later"))
+		watches := &breakableWatches{path: "/secrets"}
+		withRippleTransport(watches.wrap)
+		startRipple()
+		before := recorded(dep)
+
+		watches.cut()
+		sec := createSecret(ns, "creds", map[string]string{"k": "placeholder"})
+		waitServerPast(ns, sec.CreationTimestamp.Unix())
+		setSecretData(sec, "k", "real")
+		waitServerPast(ns, lastWrite(sec))
+		// A record written while ripple's cache lacks the Secret.
+		createConfigMap(ns, "later", map[string]string{"k": "1"})
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/later="))
+		waitServerPast(ns, recordedAt(stateOf(dep))+2)
+		watches.restore()
+
+		expectRolledOnce(dep, before)
 	})
 
 	It("writes nothing when a deleted ConfigMap is recreated with the same data", func() {
@@ -437,6 +460,61 @@ func (f *failingReads) wrap(next http.RoundTripper) http.RoundTripper {
 		}
 		return next.RoundTrip(req)
 	})
+}
+
+// breakableWatches breaks ripple's lists and watches of one resource on
+// demand, as a dropped connection or a restart of the API server does,
+// and fails them until restored.
+type breakableWatches struct {
+	path   string
+	mu     sync.Mutex
+	broken bool
+	open   []io.Closer
+}
+
+func (b *breakableWatches) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, b.path) {
+			return next.RoundTrip(req)
+		}
+		if b.isBroken() {
+			return nil, errors.New("broken by the spec")
+		}
+		resp, err := next.RoundTrip(req)
+		if err != nil {
+			return resp, err
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.broken {
+			_ = resp.Body.Close()
+			return nil, errors.New("broken by the spec")
+		}
+		b.open = append(b.open, resp.Body)
+		return resp, nil
+	})
+}
+
+func (b *breakableWatches) isBroken() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.broken
+}
+
+func (b *breakableWatches) cut() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.broken = true
+	for _, c := range b.open {
+		_ = c.Close()
+	}
+	b.open = nil
+}
+
+func (b *breakableWatches) restore() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.broken = false
 }
 
 // recordedAt is the API server second the record in s was written at.
