@@ -35,6 +35,11 @@ type digests struct {
 
 	mu    sync.Mutex
 	byUID map[types.UID]versionSum
+	// gone holds the objects deleted lately, by when: a GET, a page of a
+	// LIST or a feed event that answers after the deletion does not keep
+	// a digest no later event would drop.
+	gone       map[types.UID]time.Time
+	lastPruned time.Time
 	born  births
 	// now tells the API server's time, which births are seen in.
 	now func() time.Time
@@ -65,7 +70,7 @@ type versionSum struct {
 }
 
 func newDigests(reader client.Reader, now func() time.Time) *digests {
-	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, born: births{byUID: map[types.UID]birth{}},
+	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, born: births{byUID: map[types.UID]birth{}},
 		fed: map[string]bool{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 
@@ -116,7 +121,9 @@ func (d *digests) store(obj client.Object) versionSum {
 	if prev, ok := d.byUID[obj.GetUID()]; ok && newerVersion(prev.version, vs.version) {
 		return prev
 	}
-	d.byUID[obj.GetUID()] = vs
+	if _, deleted := d.gone[obj.GetUID()]; !deleted {
+		d.byUID[obj.GetUID()] = vs
+	}
 	return vs
 }
 
@@ -237,7 +244,7 @@ func (d *digests) observe(cm *corev1.ConfigMap) {
 	}
 	// A GET may have read a newer version than this event's; keeping
 	// the older one would roll the workloads back to it, and then on.
-	if !tracked || !newerVersion(prev.version, vs.version) {
+	if _, deleted := d.gone[cm.UID]; !deleted && (!tracked || !newerVersion(prev.version, vs.version)) {
 		d.byUID[cm.UID] = vs
 	}
 	if awaited {
@@ -263,10 +270,25 @@ func (d *digests) setFed(ns string, on bool) {
 
 // forget drops the digest of a deleted object.
 func (d *digests) forget(uid types.UID) {
+	now := time.Now()
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	delete(d.byUID, uid)
-	d.mu.Unlock()
+	d.gone[uid] = now
+	if now.Sub(d.lastPruned) < goneKept {
+		return
+	}
+	d.lastPruned = now
+	for uid, at := range d.gone {
+		if now.Sub(at) > goneKept {
+			delete(d.gone, uid)
+		}
+	}
 }
+
+// goneKept is how long a deletion is remembered: longer than a GET or a
+// LIST page takes to answer, and UIDs are never used again.
+const goneKept = 5 * time.Minute
 
 // bulkMin is how many objects of one namespace must lack a digest before a
 // paged LIST costs less than one GET each: a reload list that matches

@@ -135,3 +135,30 @@ func waitAwaited(t *testing.T, d *digests) {
 	}
 	t.Fatal("fromFeed did not wait for the version")
 }
+
+// A digest read or fed after its object's deletion is not kept: no later
+// event would drop it, and a ConfigMap updated then deleted while a
+// reconcile read it stayed in memory for good.
+func TestDigests_KeepNoDigestOfADeletedObject(t *testing.T) {
+	tests := []struct {
+		name  string
+		after func(d *digests)
+	}{
+		{"a GET or a LIST page that answers after the deletion", func(d *digests) { d.store(configMapAt("2")) }},
+		{"a feed event a reconcile awaits, that comes after it", func(d *digests) {
+			d.awaited[versionKey(configMapAt("2"))] = make(chan struct{})
+			d.observe(configMapAt("2"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDigests(nil, time.Now)
+			d.store(configMapAt("1"))
+			d.forget("uid-app")
+			tt.after(d)
+			if _, kept := d.byUID["uid-app"]; kept {
+				t.Errorf("the digest of a deleted object is kept")
+			}
+		})
+	}
+}
