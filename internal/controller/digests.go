@@ -40,7 +40,7 @@ type digests struct {
 	// a digest no later event would drop.
 	gone       map[types.UID]time.Time
 	lastPruned time.Time
-	born  births
+	born       births
 	// now tells the API server's time, which births are seen in.
 	now func() time.Time
 	// fed holds the namespaces whose ConfigMaps a feed watches now, ""
