@@ -348,10 +348,12 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 		return outcome{}, err
 	}
 	causes, reason := r.causes(changes)
-	// A rollout replaces the pods that held a deleted object's data; pods
-	// refreshed in place keep it.
-	replaced := len(causes) > 0 && v.reloadStrategy != workload.Refresh
-	next := r.next(v.current, r.kept(rec, v.current, changes, replaced))
+	// A rollout replaces the pods that held a deleted object's data. Pods
+	// refreshed in place keep it, but whether a refresh falls back to a
+	// rollout is known only once it is tried: the entry goes either way,
+	// and the object recreated with the same data rolls (a rollout too
+	// many) rather than not (a change lost).
+	next := r.next(v.current, r.kept(rec, v.current, changes, len(causes) > 0))
 	if len(causes) > 0 {
 		keys := changedKeys(rec, v.current, causes, keyed)
 		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))

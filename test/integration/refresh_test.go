@@ -132,6 +132,23 @@ var _ = Describe("The refresh strategy", func() {
 			"ConfigMap/cfg reaches init container render, which does not run again"),
 	)
 
+	It("rolls under --reload-on-create for a deleted Secret recreated with the same data after a rollout it fell back to", func() {
+		sec := createSecret(ns, "creds", map[string]string{"k": "1"})
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, envFromSecret("creds"), envFromConfigMap("cfg"))
+		startRipple("--enable-pod-refresh", "--reload-on-create")
+		before := recorded(dep)
+		Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+		expectNoRollout(dep, before)
+		setData(cm, "k", "2")
+		rolled := expectRolledOnce(dep, before)
+		Expect(eventsFor(dep)()).To(ContainElement(HavePrefix("NotRefreshed: ")))
+
+		createSecret(ns, "creds", map[string]string{"k": "1"})
+
+		expectRolledOnce(dep, withRollouts(dep, rolled))
+	})
+
 	It("rolls instead, and says why, when an immutable ConfigMap is recreated with other data", func() {
 		immutable := func(data string) *corev1.ConfigMap {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": data}, Immutable: ptr.To(true)}
