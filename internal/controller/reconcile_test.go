@@ -192,3 +192,27 @@ func TestMostOf_SaysTheSameFewProblemsAndCountsTheRest(t *testing.T) {
 		})
 	}
 }
+
+// A change's ID names a CronJob's Job: two CronJobs recorded in the same
+// second with the same config, whose names the Job's name cuts to the
+// same first characters, must not share one.
+func TestChangeID_DiffersBetweenWorkloadsWithTheSameRecordAndConfig(t *testing.T) {
+	workload := func(uid types.UID) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{UID: uid, Annotations: map[string]string{annotations.Recorded: "k;at=100;ConfigMap/cfg=ab"}}}
+	}
+	tests := []struct {
+		name string
+		a, b *appsv1.Deployment
+		same bool
+	}{
+		{"the same workload, tried again", workload("uid-1"), workload("uid-1"), true},
+		{"two workloads", workload("uid-1"), workload("uid-2"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if same := changeID(tt.a, "digest") == changeID(tt.b, "digest"); same != tt.same {
+				t.Errorf("same ID = %v, want %v", same, tt.same)
+			}
+		})
+	}
+}
