@@ -157,7 +157,7 @@ func (p *Policy) kind(k Keys, kk kindKeys, metadata, template map[string]string,
 		Auto:    auto || typed || (!autoSet && !typedSet && autoReloadAll),
 		Search:  p.strictBoolean(ann, k.Search),
 		Reload:  p.nameList(ann, kk.reload),
-		Exclude: NameSet(metadata[kk.exclude]),
+		Exclude: p.nameSet(metadata, kk.exclude),
 	}
 }
 
@@ -215,23 +215,36 @@ func (p *Policy) report(pr Problem) {
 	}
 }
 
-// NameSet is an exclude list, plain names compared as they are, kept as
-// the annotation's value and searched in place: a map of its names took
-// several times the value's memory (up to 256 KiB of short names) in each
-// cached view, and a lookup costs no more than the value's length.
-type NameSet string
+// NameSet is an exclude list: plain names, compared as they are.
+type NameSet map[string]bool
 
 // Has reports whether name is in the list.
-func (s NameSet) Has(name string) bool {
-	if name == "" {
-		return false
-	}
-	for n := range strings.SplitSeq(string(s), ",") {
-		if strings.TrimSpace(n) == name {
-			return true
+func (s NameSet) Has(name string) bool { return s[name] }
+
+// nameSet reads an exclude list, at most maxEntries names as a reload list:
+// a 256 KiB value of short names made a map of several MiB in each cached
+// view, and a search of the value for each object looked at cost as much
+// again per reconcile. The names past the cap exclude nothing, and say so.
+func (p *Policy) nameSet(ann map[string]string, key string) NameSet {
+	var out NameSet
+	beyond := 0
+	for n := range strings.SplitSeq(ann[key], ",") {
+		switch n = strings.TrimSpace(n); {
+		case n == "" || out[n]:
+		case len(out) == maxEntries:
+			beyond++
+		default:
+			if out == nil {
+				out = NameSet{}
+			}
+			out[n] = true
 		}
 	}
-	return false
+	if beyond > 0 {
+		p.report(Problem{Annotation: key, Value: Shorten(ann[key], maxQuoted),
+			Reason: fmt.Sprintf("has %d names beyond the first %d, which exclude nothing", beyond, maxEntries)})
+	}
+	return out
 }
 
 // maxQuoted is the most bytes of a user's value that a Problem quotes, so
