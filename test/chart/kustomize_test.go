@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -62,6 +63,12 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 		cp.Containers[0].Args = expandArgs(cp.Containers[0], c.Namespace)
 		Expect(apiequality.Semantic.DeepEqual(kp, cp)).To(BeTrue(), "pod specs differ:\nkustomize: %+v\nchart:     %+v", kp, cp)
 		Expect(k.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "ripple"))
+		// A release tag, v<chart version>, names the image it publishes.
+		meta, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		version := regexp.MustCompile(`(?m)^version: (\S+)$`).FindSubmatch(meta)
+		Expect(version).NotTo(BeNil())
+		Expect(cp.Containers[0].Image).To(HaveSuffix(":v" + string(version[1])))
 
 		ks := into[corev1.Service](base.find("Service", goldenNamespace, "ripple-metrics"))
 		cs := into[corev1.Service](chart.find("Service", goldenNamespace, "ripple-metrics"))
