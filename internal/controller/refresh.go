@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,9 +108,29 @@ func (r *Reconciler) podsOf(ctx context.Context, obj client.Object) ([]metav1.Pa
 	}
 	out := list.Items[:0]
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil {
+		if p.DeletionTimestamp == nil && made(obj, &p) {
 			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+// made reports whether the workload's controller made the pod, which its
+// selector alone does not tell (another workload's pods, a canary, may
+// carry the same labels): a StatefulSet's or DaemonSet's pods name it as
+// their controller, a Deployment's name a ReplicaSet named after it and
+// their pod-template-hash, as the Deployment controller names them.
+func made(obj client.Object, pod *metav1.PartialObjectMetadata) bool {
+	owner := metav1.GetControllerOfNoCopy(pod)
+	switch {
+	case owner == nil:
+		return false
+	case owner.UID == obj.GetUID():
+		return true
+	case owner.Kind != "ReplicaSet":
+		return false
+	}
+	hash := pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	_, isDeployment := obj.(*appsv1.Deployment)
+	return isDeployment && hash != "" && owner.Name == obj.GetName()+"-"+hash
 }

@@ -1,13 +1,16 @@
 package integration
 
 import (
+	"maps"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,12 +45,26 @@ func sidecarMounts(name string) podMod {
 	}
 }
 
-// createPod creates a pod labelled as the workload app's pods are. No
+// createPod creates a pod of Deployment app, labelled as its pods are and
+// controlled by a ReplicaSet named as its controller names them. No
 // scheduler runs, so it stays Pending, which is all ripple reads of it.
 func createPod(ns, name, app string) *corev1.Pod {
 	GinkgoHelper()
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": app}},
+	return createPodOf(ns, name, map[string]string{"app": app}, app)
+}
+
+// createPodOf creates a pod with labels, controlled by a ReplicaSet of the
+// Deployment named owner, or by nothing when owner is "".
+func createPodOf(ns, name string, labels map[string]string, owner string) *corev1.Pod {
+	GinkgoHelper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: maps.Clone(labels)},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
+	if owner != "" {
+		const hash = "5d8f7c"
+		p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner + "-" + hash,
+			UID: types.UID(ns + "-" + owner), Controller: ptr.To(true)}}
+	}
 	Expect(k8s.Create(suiteCtx, p)).To(Succeed())
 	return p
 }
@@ -72,6 +89,9 @@ var _ = Describe("The refresh strategy", func() {
 		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
 		mine := []*corev1.Pod{createPod(ns, "dep-1", "dep"), createPod(ns, "dep-2", "dep")}
 		other := createPod(ns, "other-1", "other")
+		// Pods that carry its labels but that it did not make.
+		canary := createPodOf(ns, "canary-1", map[string]string{"app": "dep", "track": "canary"}, "dep-canary")
+		bare := createPodOf(ns, "bare-1", map[string]string{"app": "dep"}, "")
 		startRipple("--enable-pod-refresh")
 		before := recorded(dep)
 
@@ -83,6 +103,8 @@ var _ = Describe("The refresh strategy", func() {
 		first := refreshedStamp(mine[0])()
 		Expect(refreshedStamp(mine[1])()).To(Equal(first))
 		Expect(refreshedStamp(other)()).To(BeEmpty(), "a pod of another workload is not touched")
+		Expect(refreshedStamp(canary)()).To(BeEmpty(), "a pod of another Deployment with the same labels is not touched")
+		Expect(refreshedStamp(bare)()).To(BeEmpty(), "a pod no controller made is not touched")
 		expectNoRollout(dep, before)
 		Expect(stateOf(dep).Recorded).NotTo(Equal(before.Recorded), "the change is recorded")
 		Expect(eventsFor(dep)()).To(ContainElement("Refreshed: Refreshed 2 pods in place because ConfigMap/cfg changed"))
