@@ -395,6 +395,8 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			{"--set", "logFormat=xml"},
 			{"--set", "noSuchValue=1"},
 			{"--set", "digestKey.create=false"},
+			{"--set", "prometheusRule.enabled=true"},
+			{"--set", "prometheusRule.enabled=true", "--set", "serviceMonitor.enabled=true", "--set", "metrics.enabled=false"},
 		} {
 			_, err := helm.run(ctx, append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace}, bad...)...)
 			Expect(err).To(HaveOccurred(), strings.Join(bad, " "))

@@ -275,10 +275,13 @@ var _ = Describe("The chart's dashboard and alert rules", Label("install"), Orde
 	})
 
 	It("render for Grafana's sidecar and the Prometheus Operator, with a leader alert only with highAvailability", func() {
-		_, objs := render("default", "--set", "dashboard.enabled=true", "--set", "prometheusRule.enabled=true")
+		_, objs := render("default", "--set", "dashboard.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "serviceMonitor.enabled=true")
 		Expect(dashboardOf(objs).GetLabels()).To(HaveKeyWithValue("grafana_dashboard", "1"))
 		Expect(alertNames(objs)).To(ConsistOf("RippleReloadFailures", "RippleWorkloadNotRolling", "RippleReconcileErrors", "RippleDown"),
 			"no leader alert for one replica without leader election")
+		// Scraped another way, under the job the user names.
+		out, _ := render("default", "--set", "prometheusRule.enabled=true", "--set", "prometheusRule.job=kubernetes-pods")
+		Expect(out).To(ContainSubstring(`up{job="kubernetes-pods"`))
 		_, objs = render("monitoring", "--set", "dashboard.label=dashboards", "--set", "dashboard.labelValue=ripple")
 		Expect(dashboardOf(objs).GetLabels()).To(HaveKeyWithValue("dashboards", "ripple"))
 		Expect(alertNames(objs)).To(ContainElement("RippleLeaderMissing"))

@@ -90,6 +90,12 @@ app.kubernetes.io/component: controller
 
 {{/* Fails the render on combinations that cannot work. */}}
 {{- define "ripple.validate" -}}
+{{- if and .Values.prometheusRule.enabled (not .Values.metrics.enabled) }}
+{{- fail "prometheusRule needs metrics.enabled: its alerts read ripple's metrics, and RippleDown would fire for good" }}
+{{- end }}
+{{- if and .Values.prometheusRule.enabled (not .Values.serviceMonitor.enabled) (not .Values.prometheusRule.job) }}
+{{- fail "prometheusRule selects ripple's series by the job label serviceMonitor.enabled gives them: enable it, or set prometheusRule.job to the job your scrape gives them; otherwise RippleDown fires for good" }}
+{{- end }}
 {{- if and .Values.watchNamespaces .Values.namespaceSelector }}
 {{- fail "namespaceSelector only applies to the whole cluster, and needs to list and watch Namespaces, a cluster-scoped right that watchNamespaces grants none of: use one or the other" }}
 {{- end }}
