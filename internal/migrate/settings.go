@@ -175,15 +175,17 @@ func (m *mapper) logging() {
 		m.set("logFormat", "text")
 		m.note("logFormat: text, as Reloader logs unless logFormat is json")
 	}
-	switch v, _ := m.get("reloader.logLevel"); v {
-	case nil, "", "info":
-	case "trace", "debug", "warning", "error":
+	raw, _ := m.get("reloader.logLevel")
+	// Reloader's logrus reads the level in any case, and warn as warning.
+	switch v := strings.ToLower(fmt.Sprint(raw)); {
+	case raw == nil, v == "", v == "info":
+	case v == "trace", v == "debug", v == "warning", v == "warn", v == "error":
 		m.set("logLevel", v)
-	case "fatal", "panic":
+	case v == "fatal", v == "panic":
 		m.set("logLevel", "error")
-		m.note("logLevel: error, ripple's quietest, for Reloader's %v", v)
+		m.note("logLevel: error, ripple's quietest, for Reloader's %v", raw)
 	default:
-		m.drop("reloader.logLevel", fmt.Sprintf("%v is not a level ripple knows", v))
+		m.drop("reloader.logLevel", fmt.Sprintf("%v is not a level ripple knows", raw))
 	}
 }
 
@@ -399,13 +401,18 @@ func (m *mapper) pod() {
 }
 
 // carryChangedLeaves copies each value under from that is not Reloader's
-// default to the same place under to.
+// default to the same place under to, a null that removes a default of
+// Reloader's too (OpenShift's runAsUser: null, which lets the cluster
+// choose the user), which then removes ripple's.
 func (m *mapper) carryChangedLeaves(from, to string) bool {
 	v, _ := m.get(from)
 	carried := false
 	for _, path := range leaves(v, "") {
 		full := from + "." + path
-		if lv := lookup(v, path); !empty(lv) && !isDefault(full, lv) && !silent(full) {
+		lv := lookup(v, path)
+		_, nulled := reloaderDefaults[full]
+		nulled = nulled && lv == nil
+		if (nulled || !empty(lv)) && !isDefault(full, lv) && !silent(full) {
 			m.set(to+"."+path, lv)
 			carried = true
 		}
