@@ -53,7 +53,12 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 		}
 	}
 	pods, err := r.podsOf(ctx, v.obj)
-	if err != nil {
+	switch {
+	case apierrors.IsForbidden(err):
+		// Without the right (RBAC without podRefresh's rule), trying
+		// again would leave the change in no pod, and say nothing.
+		return outcome{}, "listing its pods was refused: " + annotations.Shorten(err.Error(), 256), nil
+	case err != nil:
 		return outcome{}, "", err
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}

@@ -1,7 +1,10 @@
 package integration
 
 import (
+	"io"
 	"maps"
+	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -67,6 +70,20 @@ func createPodOf(ns, name string, labels map[string]string, owner string) *corev
 	}
 	Expect(k8s.Create(suiteCtx, p)).To(Succeed())
 	return p
+}
+
+// forbidPodLists answers ripple's lists of pods as the API server does a
+// user without the right: 403 Forbidden.
+func forbidPodLists(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/pods") {
+			return next.RoundTrip(req)
+		}
+		body := `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,` +
+			`"message":"pods is forbidden: User \"ripple\" cannot list resource \"pods\""}`
+		return &http.Response{StatusCode: http.StatusForbidden, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+	})
 }
 
 // refreshedStamp reads the stamp ripple wrote on a pod.
@@ -222,6 +239,20 @@ var _ = Describe("The refresh strategy", func() {
 		expectRolledOnce(dep, before)
 		Expect(eventsFor(dep)()).To(ContainElement(And(HavePrefix("NotRefreshed: Rolling instead of refreshing in place: stamping pod dep-1 was refused"),
 			ContainSubstring("frozen by the test"))))
+	})
+
+	It("rolls instead, and says why, when ripple may not list the pods (RBAC without the refresh rule)", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		createPod(ns, "dep-1", "dep")
+		withRippleTransport(forbidPodLists)
+		startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(eventsFor(dep)()).To(ContainElement(HavePrefix("NotRefreshed: Rolling instead of refreshing in place: listing its pods was refused")))
 	})
 
 	It("reports the strategy without --enable-pod-refresh and rolls", func() {
