@@ -618,12 +618,16 @@ func (r *Reconciler) resume(ctx context.Context, req ctrl.Request, obj client.Ob
 		skipsTotal.WithLabelValues(skipHeld).Inc()
 		r.event(obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not run after a change of %s: %s", res.Cause, res.Held)
 	}
-	if errors.Is(err, workload.ErrNotAdmitted) {
+	switch {
+	case errors.Is(err, workload.ErrNotAdmitted):
 		r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
 			"Recreation waits: %v. The old %s stays, its pods gone, and ripple tries again with backoff", err, r.Type.Kind)
-	}
-	if apierrors.IsConflict(err) {
+	case apierrors.IsConflict(err):
 		return ctrl.Result{RequeueAfter: conflictRetry}, true, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		// Later changes wait for it: say so, not only in ripple's log.
+		r.event(obj, corev1.EventTypeWarning, ReasonReloadFailed, "Reload",
+			"Carrying on a rollout failed: %v. ripple tries again with backoff; later changes wait for it", err)
 	}
 	return ctrl.Result{}, true, err
 }

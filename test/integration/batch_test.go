@@ -321,7 +321,9 @@ var _ = Describe("CronJobs", func() {
 		setData(cm, "k", "2")
 		waitFor(jobsIn(ns)).Should(HaveLen(1))
 		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("Reloaded: Created Job nightly-reload-")))
-		Expect(eventsFor(cj)()).NotTo(ContainElement(HavePrefix("ReloadFailed")))
+		Expect(eventsFor(cj)()).NotTo(ContainElement(HavePrefix("ReloadFailed: Rolling")))
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadFailed: Carrying on a rollout failed"), ContainSubstring("frozen by the test"))),
+			"the removal refused again is said, not only logged")
 
 		allow()
 		waitFor(func() map[string]string {
