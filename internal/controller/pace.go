@@ -509,6 +509,17 @@ func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string 
 	return ns + "/" + changed[0].String() + "@" + current[changed[0]].version.version
 }
 
+// intervalHolds is how long the workload's minimum interval still holds
+// its rollout. A paused Deployment, by ripple or its owner, starts no
+// rollout when its template is written: holding the change would only
+// leave it out of the rollout its resume starts.
+func (r *Reconciler) intervalHolds(v state) time.Duration {
+	if r.inSpecPause(v) || r.ownerPaused(v.obj) {
+		return 0
+	}
+	return r.minIntervalLeft(v)
+}
+
 // minIntervalLeft is how long the workload must still wait for its next
 // rollout under its minimum interval: from its last one, as its pod
 // template's stamp says, or its type's restart (an Argo Rollout's

@@ -527,7 +527,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	if held || err != nil {
 		return outcome{deferred: true, requeue: v.pausePeriod}, err
 	}
-	if left := r.minIntervalLeft(v); left > 0 && !r.inSpecPause(v) {
+	if left := r.intervalHolds(v); left > 0 {
 		skipsTotal.WithLabelValues(skipMinInterval).Inc()
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Held: its last rollout was less than %s ago; the changes made until then roll together", v.minInterval)
 		return outcome{deferred: true, requeue: left}, nil

@@ -344,4 +344,19 @@ var _ = Describe("Paced rollouts", func() {
 		Expect(eventsFor(dep)()).To(ContainElement(HavePrefix("ReloadSkipped: Held: its last rollout was less than 4s ago")))
 		Expect(stateOf(dep).Recorded).To(ContainSubstring("ConfigMap/cfg="))
 	})
+
+	It("writes each change into a Deployment its owner paused at once, whatever its minimum interval, as no rollout starts until they resume it", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.MinRolloutInterval: "30s"}, envFromConfigMap("cfg"))
+		update(dep, func(d *appsv1.Deployment) { d.Spec.Paused = true })
+		startRipple()
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(1))
+
+		setData(cm, "k", "3")
+
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(2), "the second change is in the template when the owner resumes it")
+		Expect(eventsFor(dep)()).NotTo(ContainElement(HavePrefix("ReloadSkipped: Held")))
+	})
 })
