@@ -501,12 +501,21 @@ func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl
 
 // waveOf names the wave of a rollout: the first changed object, in the
 // namespace, at the version that changed. Every workload that one edit
-// rolls is in the same wave.
-func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string {
+// rolls is in the same wave. A bucket of a folded record has no version:
+// its digest in the next record names it; a deleted object has none
+// either. Without them, every later change of a bucket joined the wave of
+// the first, and a workload still holding its slot wrote none of them.
+func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked, next map[refs.Ref]string) string {
 	if len(changed) == 0 {
 		return ns
 	}
-	return ns + "/" + changed[0].String() + "@" + current[changed[0]].version.version
+	ref, at := changed[0], "deleted"
+	if t, ok := current[ref]; ok {
+		at = t.version.version
+	} else if short, ok := next[ref]; ok {
+		at = short
+	}
+	return ns + "/" + ref.String() + "@" + at
 }
 
 // intervalHolds is how long the workload's minimum interval still holds

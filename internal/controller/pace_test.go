@@ -291,3 +291,33 @@ func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
 		})
 	}
 }
+
+// Every workload one edit rolls is in one wave, and two edits are in two:
+// also for a bucket of a folded record, which has no version, named by its
+// digest in the next record.
+func TestWaveOf_NamesOneWavePerEdit(t *testing.T) {
+	cfg, bucket := cmRef("cfg"), bucketRef(refs.ConfigMap, "app-config-0500")
+	at := func(version string) map[refs.Ref]tracked {
+		return map[refs.Ref]tracked{cfg: {version: versionSum{version: version}}}
+	}
+	tests := []struct {
+		name   string
+		a, b   string
+		sameAs bool
+	}{
+		{"an object at one version", waveOf("ns", []refs.Ref{cfg}, at("7"), nil), waveOf("ns", []refs.Ref{cfg}, at("7"), nil), true},
+		{"an object at two versions", waveOf("ns", []refs.Ref{cfg}, at("7"), nil), waveOf("ns", []refs.Ref{cfg}, at("9"), nil), false},
+		{"a bucket at one digest", waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "aa"}),
+			waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "aa"}), true},
+		{"a bucket at two digests", waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "aa"}),
+			waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "bb"}), false},
+		{"a deleted object and the same name at a version", waveOf("ns", []refs.Ref{cfg}, nil, nil), waveOf("ns", []refs.Ref{cfg}, at("7"), nil), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if same := tt.a == tt.b; same != tt.sameAs {
+				t.Errorf("%q and %q: same wave %v, want %v", tt.a, tt.b, same, tt.sameAs)
+			}
+		})
+	}
+}
