@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"bytes"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -37,10 +39,11 @@ func CacheOptions(o *options.Options) cache.Options {
 }
 
 // stripManagedFields drops managed fields, but keeps of a
-// SecretProviderClassPodStatus the time it was last written (statusWrittenAt),
-// in an entry of its own: set through the informer's type, which may be
-// cached for a CRD the API server does not serve, it cannot be a transform
-// by type.
+// SecretProviderClassPodStatus the time its status was last written
+// (statusWrittenAt), in an entry of its own: set through the informer's
+// type, which may be cached for a CRD the API server does not serve, it
+// cannot be a transform by type. A manager that wrote only its metadata (a
+// label, by kubectl or a policy engine) wrote no rotation.
 func stripManagedFields(obj any) (any, error) {
 	o, ok := obj.(client.Object)
 	if !ok || o.GetManagedFields() == nil {
@@ -53,7 +56,7 @@ func stripManagedFields(obj any) (any, error) {
 	if o.GetObjectKind().GroupVersionKind() == statusGVK {
 		var last *metav1.Time
 		for _, mf := range o.GetManagedFields() {
-			if mf.Time != nil && (last == nil || last.Before(mf.Time)) {
+			if mf.Time != nil && (last == nil || last.Before(mf.Time)) && ownsStatus(mf) {
 				last = mf.Time
 			}
 		}
@@ -63,6 +66,13 @@ func stripManagedFields(obj any) (any, error) {
 	}
 	o.SetManagedFields(kept)
 	return obj, nil
+}
+
+// ownsStatus reports whether the entry's manager wrote the status: its
+// fields say so, or it has none, as the entry this transform keeps, which
+// an informer may transform again.
+func ownsStatus(mf metav1.ManagedFieldsEntry) bool {
+	return mf.FieldsV1 == nil || bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:status"`))
 }
 
 // trimWorkload is the cache transform of a workload type that can be

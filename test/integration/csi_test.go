@@ -134,6 +134,12 @@ var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", f
 		Expect(k8s.Delete(suiteCtx, pod)).To(Succeed())
 		expectNoRollout(dep, after)
 
+		// A label on the stale status, by another manager, is no rotation.
+		Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(other), other)).To(Succeed())
+		other.SetLabels(map[string]string{"audited": "yes"})
+		Expect(k8s.Update(suiteCtx, other, client.FieldOwner("kubectl-label"))).To(Succeed())
+		expectNoRollout(dep, after)
+
 		rotate(other, "2")
 		expectNoRollout(dep, after)
 	})
