@@ -86,10 +86,11 @@ type pacer struct {
 
 // pacedType is a workload type the pacer restores the slots of;
 // pauseLeft tells whether a workload's pause holds its rollout, and how
-// long it still runs.
+// long it still runs; pausePeriod how long its rollouts start paused.
 type pacedType struct {
 	workload.Type
-	pauseLeft func(client.Object) (time.Duration, bool)
+	pauseLeft   func(client.Object) (time.Duration, bool)
+	pausePeriod func(client.Object) time.Duration
 }
 
 // paceKey names a workload by kind too: an Argo Rollout and the
@@ -226,6 +227,11 @@ func (p *pacer) restoreSlot(typ pacedType, obj client.Object) bool {
 		// The rollout starts when the pause ends, or when ripple resumes
 		// a Deployment whose pause ran out while it was down.
 		from = time.Now().Add(max(left, 0))
+	} else {
+		// A pause ripple ended leaves no mark: the rollout started at
+		// the end of its period, or, resumed by hand, earlier, and the
+		// slot is held a little longer.
+		from = from.Add(typ.pausePeriod(obj))
 	}
 	if time.Since(from) >= p.timeout {
 		return false

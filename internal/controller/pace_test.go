@@ -204,6 +204,7 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 		deployment("unrecorded", "", false),
 		deployment("paused", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 		deployment("pause-ran-out", recordIn("ns/ConfigMap/cfg@2", now-120), false),
+		deployment("pause-ended", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 	).Build()
 	p := newPacer(1, time.Minute, c, func() time.Time { return apiNow })
 	pauseLeft := func(o client.Object) (time.Duration, bool) {
@@ -215,7 +216,14 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 		}
 		return 0, false
 	}
-	p.types = []pacedType{{Type: typ, pauseLeft: pauseLeft}}
+	// ripple ended its 110 s pause; its rollout started then, 10 s ago.
+	pausePeriod := func(o client.Object) time.Duration {
+		if o.GetName() == "pause-ended" {
+			return 110 * time.Second
+		}
+		return 0
+	}
+	p.types = []pacedType{{Type: typ, pauseLeft: pauseLeft, pausePeriod: pausePeriod}}
 	wakes := make(chan event.GenericEvent, 16)
 	p.wakes["Deployment"] = wakes
 	waiter := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "waiting"}}
@@ -227,8 +235,8 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	}
 	// When each restored timeout starts, by the local clock.
 	starts := map[string]time.Time{"rolling": time.Now().Add(-10 * time.Second), "rolling-other-change": time.Now(),
-		"paused": time.Now().Add(30 * time.Second), "pause-ran-out": time.Now()}
-	for _, name := range []string{"rolling", "rolling-other-change", "paused", "pause-ran-out", "available", "timed-out", "unpaced"} {
+		"paused": time.Now().Add(30 * time.Second), "pause-ran-out": time.Now(), "pause-ended": time.Now().Add(-10 * time.Second)}
+	for _, name := range []string{"rolling", "rolling-other-change", "paused", "pause-ran-out", "pause-ended", "available", "timed-out", "unpaced"} {
 		k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 		want, restored := starts[name]
 		if got := p.holds(k); got != restored {
@@ -245,7 +253,7 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	for len(wakes) > 0 {
 		woken[(<-wakes).Object.GetName()] = true
 	}
-	if want := map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true, "pause-ran-out": true}; !maps.Equal(woken, want) {
+	if want := map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true, "pause-ran-out": true, "pause-ended": true}; !maps.Equal(woken, want) {
 		t.Errorf("woken %v, want %v", woken, want)
 	}
 }

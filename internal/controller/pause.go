@@ -53,6 +53,18 @@ func (r *Reconciler) pauseLeftOf(obj client.Object) (left time.Duration, paused 
 	return r.pauseLeft(v), true
 }
 
+// pausePeriodOf is how long the Deployment's rollouts start paused, 0 for
+// a workload ripple does not pause.
+func (r *Reconciler) pausePeriodOf(obj client.Object) time.Duration {
+	if r.Type.Pause != workload.PauseSpec {
+		return 0
+	}
+	if v := r.views.of(obj); v != nil {
+		return v.pausePeriod
+	}
+	return 0
+}
+
 // pauseStep is what a reconcile does about a workload's pause.
 type pauseStep struct {
 	// left is how long the pause still runs: the workload is queued again

@@ -111,7 +111,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
 		}
 		if paced != nil {
-			paced.types = append(paced.types, pacedType{Type: typ, pauseLeft: r.pauseLeftOf})
+			paced.types = append(paced.types, pacedType{Type: typ, pauseLeft: r.pauseLeftOf, pausePeriod: r.pausePeriodOf})
 		}
 	}
 	return nil
