@@ -274,3 +274,28 @@ func TestValuesNotesASelectorReloaderReadOtherwise(t *testing.T) {
 		})
 	}
 }
+
+// A name Reloader's objects took, carried over, makes ripple's take it
+// too: beside a running Reloader in its namespace, Helm refuses them, and
+// the migration says so.
+func TestValuesNotesANameReloaderTook(t *testing.T) {
+	tests := []struct {
+		in, noted string
+	}{
+		{"fullnameOverride: reloader", "fullnameOverride: reloader names"},
+		{"reloader: {serviceAccount: {name: reloader}}", "serviceAccount.name: reloader names"},
+		{"nameOverride: r", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			res, err := Values([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := slices.ContainsFunc(res.Notes, func(n string) bool { return tt.noted != "" && strings.HasPrefix(n, tt.noted) })
+			if noted != (tt.noted != "") {
+				t.Errorf("noted = %v, want a note starting %q: %q", noted, tt.noted, res.Notes)
+			}
+		})
+	}
+}

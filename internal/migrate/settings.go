@@ -63,7 +63,7 @@ func silent(path string) bool {
 
 func (m *mapper) settings() {
 	m.carry("nameOverride", "nameOverride")
-	m.carry("fullnameOverride", "fullnameOverride")
+	m.carryName("fullnameOverride", "fullnameOverride", "ripple's Deployment, ServiceAccount and RBAC")
 	m.carry("image.pullPolicy", "image.pullPolicy")
 	m.pullSecrets()
 	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "resourceLabelSelector", "pprofAddr"} {
@@ -374,10 +374,20 @@ func (m *mapper) monitoring() {
 	m.carry("reloader.service.labels", "metrics.service.labels")
 }
 
+// carryName carries a name Reloader's objects took: installed beside a
+// running Reloader, as the README's switch does, in its namespace, ripple's
+// objects would take the same names, and Helm refuses to install over them.
+func (m *mapper) carryName(from, to, what string) {
+	if v, ok := m.changed(from); ok {
+		m.set(to, v)
+		m.note("%s: %v names %s as it named Reloader's; installed in Reloader's namespace while it runs, Helm refuses objects that exist: change it there", to, v, what)
+	}
+}
+
 func (m *mapper) identity() {
 	m.carry("reloader.rbac.enabled", "rbac.create")
 	m.carry("reloader.serviceAccount.create", "serviceAccount.create")
-	m.carry("reloader.serviceAccount.name", "serviceAccount.name")
+	m.carryName("reloader.serviceAccount.name", "serviceAccount.name", "ripple's ServiceAccount")
 	m.carry("reloader.serviceAccount.annotations", "serviceAccount.annotations")
 	m.carry("reloader.podDisruptionBudget.enabled", "podDisruptionBudget.enabled")
 	m.carry("reloader.podDisruptionBudget.minAvailable", "podDisruptionBudget.minAvailable")
