@@ -54,7 +54,7 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 		}
 		if exists {
 			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(),
-				seenCreated: r.digests.born.seenAt(c.meta.GetUID()), version: vs,
+				seenCreated: r.seenCreated(c.meta), version: vs,
 				used: v.usedKeys[c.ref], precise: v.precise}
 		}
 	}
@@ -178,4 +178,15 @@ func mayTrack(pol *annotations.Policy, ref refs.Ref, referenced bool) bool {
 		return false
 	}
 	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || kp.Search))
+}
+
+// seenCreated is the API server second ripple saw the object created at,
+// 0 if it did not. Under --resource-label-selector an object also comes
+// into view when it takes the label, long after its creation, which is no
+// creation: a label is not a change of the data the pods hold.
+func (r *Reconciler) seenCreated(meta client.Object) int64 {
+	if r.Opts.ResourceSelector != nil {
+		return 0
+	}
+	return r.digests.born.seenAt(meta.GetUID())
 }

@@ -357,6 +357,22 @@ func neverLosingAChange() {
 		expectNoRollout(dep, before)
 	})
 
+	It("does not roll when a ConfigMap whose data was written since its creation enters ripple's label selector", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		updateInALaterSecond(cm)
+		// Created well before the record, as an object labelled long after.
+		waitServerPast(ns, lastWrite(cm)+1)
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple("--resource-label-selector=reload=yes")
+		before := recorded(dep)
+		waitServerPast(ns, recordedAt(before)+2)
+
+		update(cm, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/app-config="))
+		expectNoRollout(dep, before)
+	})
+
 	It("does not roll with --reload-on-delete when a renamed ConfigMap's old version is pruned", func() {
 		old := createConfigMap(ns, "app-config-aaaa", map[string]string{"k": "1"})
 		createConfigMap(ns, "app-config-bbbb", map[string]string{"k": "2"})
