@@ -188,6 +188,23 @@ func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
 	}
 }
 
+// TestFanout_KeepsTheDigestOfAnObjectBackInView: an object that leaves
+// --resource-label-selector is seen deleted, and comes back as an add; its
+// digest is kept again, or each reconcile read it anew, a GET or a LIST.
+func TestFanout_KeepsTheDigestOfAnObjectBackInView(t *testing.T) {
+	sums := newDigests(nil, time.Now)
+	f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
+	cfg := &configMeta{namespace: "team", name: "cfg", uid: "uid-app", version: "5"}
+
+	f.handlers().OnDelete(cfg)
+	f.handlers().OnAdd(cfg, false)
+	sums.store(configMapAt("6"))
+
+	if _, kept := sums.lookup("uid-app"); !kept {
+		t.Error("the digest of an object back in view is not kept")
+	}
+}
+
 func TestConfigReads_AnIgnoredKindIsAnErrorNotAnInformer(t *testing.T) {
 	c := cachedSecrets(t, "team")
 	err := c.Get(context.Background(), types.NamespacedName{Namespace: "team", Name: "cfg"}, configObject(refs.ConfigMap))

@@ -286,6 +286,14 @@ func (d *digests) forget(uid types.UID) {
 	}
 }
 
+// back drops a deletion of an object that came back into view: an object
+// leaving --resource-label-selector is seen deleted.
+func (d *digests) back(uid types.UID) {
+	d.mu.Lock()
+	delete(d.gone, uid)
+	d.mu.Unlock()
+}
+
 // goneKept is how long a deletion is remembered: longer than a GET or a
 // LIST page takes to answer, and UIDs are never used again.
 const goneKept = 5 * time.Minute

@@ -105,6 +105,8 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			if o := f.object(obj); o != nil && !isInInitialList {
+				// Back in view (a label under --resource-label-selector): not gone.
+				f.digests.back(o.GetUID())
 				f.digests.born.add(o, f.digests.now())
 				f.enqueue(o)
 			}
