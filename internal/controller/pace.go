@@ -533,21 +533,35 @@ func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl
 
 // waveOf names the wave of a rollout: the first changed object, in the
 // namespace, at the version that changed. Every workload that one edit
-// rolls is in the same wave. A bucket of a folded record has no version:
-// its digest in the next record names it; a deleted object has none
-// either. Without them, every later change of a bucket joined the wave of
-// the first, and a workload still holding its slot wrote none of them.
-func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked, next map[refs.Ref]string) string {
+// rolls is in the same wave. A bucket of a folded record has no version
+// of its own: the newest of its members' names it, that of the object
+// edited, whatever else each workload tracks in the bucket. Without it,
+// every later change of a bucket joined the wave of the first, and a
+// workload still holding its slot wrote none of them. A deleted object
+// has no version either: its deletions share a wave.
+func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string {
 	if len(changed) == 0 {
 		return ns
 	}
 	ref, at := changed[0], "deleted"
 	if t, ok := current[ref]; ok {
 		at = t.version.version
-	} else if short, ok := next[ref]; ok {
-		at = short
+	} else if isBucket(ref) {
+		at = newestMember(ref, current)
 	}
 	return ns + "/" + ref.String() + "@" + at
+}
+
+// newestMember is the newest version among the tracked objects of a
+// record's bucket.
+func newestMember(bucket refs.Ref, current map[refs.Ref]tracked) string {
+	newest := ""
+	for ref, t := range current {
+		if bucketRef(ref.Kind, ref.Name) == bucket && (newest == "" || newerVersion(t.version.version, newest)) {
+			newest = t.version.version
+		}
+	}
+	return newest
 }
 
 // intervalHolds is how long the workload's minimum interval still holds

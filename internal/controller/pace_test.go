@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -309,25 +310,41 @@ func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
 }
 
 // Every workload one edit rolls is in one wave, and two edits are in two:
-// also for a bucket of a folded record, which has no version, named by its
-// digest in the next record.
+// also for a bucket of a folded record, which has no version, named by
+// the newest of its members, the object edited, whatever else each
+// workload tracks in it.
 func TestWaveOf_NamesOneWavePerEdit(t *testing.T) {
-	cfg, bucket := cmRef("cfg"), bucketRef(refs.ConfigMap, "app-config-0500")
-	at := func(version string) map[refs.Ref]tracked {
-		return map[refs.Ref]tracked{cfg: {version: versionSum{version: version}}}
+	cfg := cmRef("cfg")
+	var edited, other refs.Ref
+	bucket := bucketRef(refs.ConfigMap, "app-config-0")
+	for i := 1; other.Name == ""; i++ {
+		if r := cmRef(fmt.Sprintf("app-config-%d", i)); bucketRef(refs.ConfigMap, r.Name) == bucket {
+			if edited.Name == "" {
+				edited = r
+			} else {
+				other = r
+			}
+		}
+	}
+	at := func(versions map[refs.Ref]string) map[refs.Ref]tracked {
+		out := map[refs.Ref]tracked{}
+		for ref, v := range versions {
+			out[ref] = tracked{version: versionSum{version: v}}
+		}
+		return out
 	}
 	tests := []struct {
 		name   string
 		a, b   string
 		sameAs bool
 	}{
-		{"an object at one version", waveOf("ns", []refs.Ref{cfg}, at("7"), nil), waveOf("ns", []refs.Ref{cfg}, at("7"), nil), true},
-		{"an object at two versions", waveOf("ns", []refs.Ref{cfg}, at("7"), nil), waveOf("ns", []refs.Ref{cfg}, at("9"), nil), false},
-		{"a bucket at one digest", waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "aa"}),
-			waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "aa"}), true},
-		{"a bucket at two digests", waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "aa"}),
-			waveOf("ns", []refs.Ref{bucket}, nil, map[refs.Ref]string{bucket: "bb"}), false},
-		{"a deleted object and the same name at a version", waveOf("ns", []refs.Ref{cfg}, nil, nil), waveOf("ns", []refs.Ref{cfg}, at("7"), nil), false},
+		{"an object at one version", waveOf("ns", []refs.Ref{cfg}, at(map[refs.Ref]string{cfg: "7"})), waveOf("ns", []refs.Ref{cfg}, at(map[refs.Ref]string{cfg: "7"})), true},
+		{"an object at two versions", waveOf("ns", []refs.Ref{cfg}, at(map[refs.Ref]string{cfg: "7"})), waveOf("ns", []refs.Ref{cfg}, at(map[refs.Ref]string{cfg: "9"})), false},
+		{"one edit of a bucket, for workloads that track other members of it",
+			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90"})),
+			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "12"})), true},
+		{"two edits of a bucket", waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "12"})),
+			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "95"})), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

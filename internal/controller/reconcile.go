@@ -532,7 +532,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Held: its last rollout was less than %s ago; the changes made until then roll together", v.minInterval)
 		return outcome{deferred: true, requeue: left}, nil
 	}
-	wave := waveOf(v.obj.GetNamespace(), changed, v.current, next.objects)
+	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
 	if r.pacer != nil && !r.ownerPaused(v.obj) {
 		next.wave = wave
 	}
