@@ -1,7 +1,7 @@
 package controller
 
 import (
-	"bytes"
+	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,10 +69,19 @@ func stripManagedFields(obj any) (any, error) {
 }
 
 // ownsStatus reports whether the entry's manager wrote the status: its
-// fields say so, or it has none, as the entry this transform keeps, which
+// fields hold it at the top (a label named status is "f:status" too, under
+// "f:metadata"), or it has none, as the entry this transform keeps, which
 // an informer may transform again.
 func ownsStatus(mf metav1.ManagedFieldsEntry) bool {
-	return mf.FieldsV1 == nil || bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:status"`))
+	if mf.FieldsV1 == nil {
+		return true
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &top); err != nil {
+		return true
+	}
+	_, ok := top["f:status"]
+	return ok
 }
 
 // trimWorkload is the cache transform of a workload type that can be

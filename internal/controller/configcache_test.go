@@ -236,3 +236,24 @@ func TestFanoutSource_WaitsPastTheSyncTimeoutUntilStopped(t *testing.T) {
 		t.Errorf("WaitForSync = %v, want context.Canceled wrapped", err)
 	}
 }
+
+// A status is written when a manager writes its status, not only its
+// metadata, even a label named status.
+func TestOwnsStatus_TellsAStatusWriteFromAMetadataOne(t *testing.T) {
+	tests := []struct {
+		name, fields string
+		owns         bool
+	}{
+		{"the driver's write of the status", `{"f:status":{"f:objects":{}}}`, true},
+		{"a label", `{"f:metadata":{"f:labels":{"f:audited":{}}}}`, false},
+		{"a label named status", `{"f:metadata":{"f:labels":{"f:status":{}}}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mf := metav1.ManagedFieldsEntry{FieldsV1: &metav1.FieldsV1{Raw: []byte(tt.fields)}}
+			if got := ownsStatus(mf); got != tt.owns {
+				t.Errorf("ownsStatus = %v, want %v", got, tt.owns)
+			}
+		})
+	}
+}
