@@ -250,7 +250,9 @@ func TestOwnsStatus_TellsAStatusWriteFromAMetadataOne(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mf := metav1.ManagedFieldsEntry{FieldsV1: &metav1.FieldsV1{Raw: []byte(tt.fields)}}
+			fields := &metav1.FieldsV1{}
+			fields.SetRawBytes([]byte(tt.fields))
+			mf := metav1.ManagedFieldsEntry{FieldsV1: fields}
 			if got := ownsStatus(mf); got != tt.owns {
 				t.Errorf("ownsStatus = %v, want %v", got, tt.owns)
 			}
