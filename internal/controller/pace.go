@@ -299,12 +299,7 @@ func (p *pacer) settle(ctx context.Context, k paceKey) (timedOut client.Object) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, wave := range p.wavesHeldBy(k) {
-		s := p.waves[wave][k]
-		done, late, pausedUntil := p.done(ctx, k, s)
-		if !pausedUntil.IsZero() {
-			s.from = pausedUntil
-			p.waves[wave][k] = s
-		}
+		done, late := p.done(ctx, k, p.waves[wave][k])
 		if late != nil {
 			timedOut = late
 		}
@@ -404,48 +399,27 @@ func (p *pacer) send(k paceKey) bool {
 // done reports whether a rollout's slot is free: its workload is gone
 // (perhaps recreated under its name), or the controller made the
 // generation after ripple's write available, or the timeout passed (then
-// late is the workload, for an Event). A timeout that passes while
-// ripple's pause still holds the rollout (its period lengthened since the
-// slot was taken) counts again from the pause's end, pausedUntil: it had
-// freed the slot of a rollout not started, which then started beside the
-// next.
-func (p *pacer) done(ctx context.Context, k paceKey, s slot) (done bool, late client.Object, pausedUntil time.Time) {
+// late is the workload, for an Event).
+func (p *pacer) done(ctx context.Context, k paceKey, s slot) (done bool, late client.Object) {
 	if s.typ.Available == nil {
-		return true, nil, time.Time{}
+		return true, nil
 	}
 	obj := s.typ.New()
 	err := p.reader.Get(ctx, k.NamespacedName, obj)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, nil, time.Time{}
+		return true, nil
 	case err != nil:
 		logf.FromContext(ctx).Error(err, "Cannot read a paced rollout's workload", "workload", k.NamespacedName)
-		return false, nil, time.Time{}
+		return false, nil
 	case obj.GetUID() != s.uid:
-		return true, nil, time.Time{}
+		return true, nil
 	case obj.GetGeneration() > s.generation && s.typ.Available(obj):
-		return true, nil, time.Time{}
-	case time.Since(s.from) < p.timeout:
-		return false, nil, time.Time{}
+		return true, nil
+	case time.Since(s.from) >= p.timeout:
+		return true, obj
 	}
-	if left := p.pauseHolds(s.typ.Kind, obj); left > 0 {
-		return false, nil, time.Now().Add(left)
-	}
-	return true, obj, time.Time{}
-}
-
-// pauseHolds is how long ripple's pause still holds the workload's
-// rollout.
-func (p *pacer) pauseHolds(kind string, obj client.Object) time.Duration {
-	for _, t := range p.types {
-		if t.Kind != kind || t.pauseLeft == nil {
-			continue
-		}
-		if left, paused := t.pauseLeft(obj); paused {
-			return left
-		}
-	}
-	return 0
+	return false, nil
 }
 
 // release frees the workload's slot in its wave: its rollout failed, or

@@ -277,18 +277,14 @@ func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
 		existing   *appsv1.Deployment
 		slot       slot
 		done, late bool
-		// pausedFor is how long ripple's pause still holds it.
-		pausedFor time.Duration
 	}{
-		{"in progress", deployment("old", 2, false), started, false, false, 0},
-		{"the generation ripple wrote is available", deployment("old", 2, true), started, true, false, 0},
-		{"an older generation is available, not ripple's", deployment("old", 1, true), started, false, false, 0},
-		{"deleted", nil, started, true, false, 0},
-		{"deleted and created again under its name", deployment("new", 1, false), started, true, false, 0},
-		{"past the timeout", deployment("old", 2, false), slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(-2 * time.Minute)}, true, true, 0},
-		{"paused, its timeout not started", deployment("old", 2, false), slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(time.Minute)}, false, false, 0},
-		{"past the timeout counted from its pause's first end, the pause lengthened since", deployment("old", 2, false),
-			slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(-2 * time.Minute)}, false, false, time.Hour},
+		{"in progress", deployment("old", 2, false), started, false, false},
+		{"the generation ripple wrote is available", deployment("old", 2, true), started, true, false},
+		{"an older generation is available, not ripple's", deployment("old", 1, true), started, false, false},
+		{"deleted", nil, started, true, false},
+		{"deleted and created again under its name", deployment("new", 1, false), started, true, false},
+		{"past the timeout", deployment("old", 2, false), slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(-2 * time.Minute)}, true, true},
+		{"paused, its timeout not started", deployment("old", 2, false), slot{typ: typ, uid: "old", generation: 1, from: time.Now().Add(time.Minute)}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := fake.NewClientBuilder()
@@ -296,14 +292,10 @@ func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
 				b = b.WithObjects(tc.existing)
 			}
 			p := newPacer(1, time.Minute, b.Build(), time.Now)
-			p.types = []pacedType{{Type: typ, pauseLeft: func(client.Object) (time.Duration, bool) { return tc.pausedFor, tc.pausedFor > 0 }}}
 			k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-			done, late, until := p.done(context.Background(), k, tc.slot)
+			done, late := p.done(context.Background(), k, tc.slot)
 			if done != tc.done || (late != nil) != tc.late {
 				t.Errorf("done, late = %t, %v; want %t, late %t", done, late, tc.done, tc.late)
-			}
-			if counted := !until.IsZero(); counted != (tc.pausedFor > 0) || counted && until.Before(time.Now().Add(tc.pausedFor-time.Minute)) {
-				t.Errorf("timeout counted again from %v, want from the pause's end, %s from now", until, tc.pausedFor)
 			}
 		})
 	}
