@@ -227,11 +227,15 @@ func (p *pacer) restoreSlot(typ pacedType, obj client.Object) bool {
 		// The rollout starts when the pause ends, or when ripple resumes
 		// a Deployment whose pause ran out while it was down.
 		from = time.Now().Add(max(left, 0))
-	} else {
+	} else if period := typ.pausePeriod(obj); period > 0 {
 		// A pause ripple ended leaves no mark: the rollout started at
-		// the end of its period, or, resumed by hand, earlier, and the
-		// slot is held a little longer.
-		from = from.Add(typ.pausePeriod(obj))
+		// the end of its period, counted from the record, or earlier,
+		// when the record was written during the pause or it was resumed
+		// by hand, and not later than now: the slot is held a little
+		// longer, at most from the restart.
+		if from = from.Add(period); from.After(time.Now()) {
+			from = time.Now()
+		}
 	}
 	if time.Since(from) >= p.timeout {
 		return false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,6 +207,7 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 		deployment("paused", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 		deployment("pause-ran-out", recordIn("ns/ConfigMap/cfg@2", now-120), false),
 		deployment("pause-ended", recordIn("ns/ConfigMap/cfg@2", now-120), false),
+		deployment("pause-ended-record-written-in-it", recordIn("ns/ConfigMap/cfg@2", now-50), false),
 	).Build()
 	p := newPacer(1, time.Minute, c, func() time.Time { return apiNow })
 	pauseLeft := func(o client.Object) (time.Duration, bool) {
@@ -219,7 +221,7 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	}
 	// ripple ended its 110 s pause; its rollout started then, 10 s ago.
 	pausePeriod := func(o client.Object) time.Duration {
-		if o.GetName() == "pause-ended" {
+		if strings.HasPrefix(o.GetName(), "pause-ended") {
 			return 110 * time.Second
 		}
 		return 0
@@ -236,8 +238,10 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	}
 	// When each restored timeout starts, by the local clock.
 	starts := map[string]time.Time{"rolling": time.Now().Add(-10 * time.Second), "rolling-other-change": time.Now(),
-		"paused": time.Now().Add(30 * time.Second), "pause-ran-out": time.Now(), "pause-ended": time.Now().Add(-10 * time.Second)}
-	for _, name := range []string{"rolling", "rolling-other-change", "paused", "pause-ran-out", "pause-ended", "available", "timed-out", "unpaced"} {
+		"paused": time.Now().Add(30 * time.Second), "pause-ran-out": time.Now(), "pause-ended": time.Now().Add(-10 * time.Second),
+		"pause-ended-record-written-in-it": time.Now()}
+	for _, name := range []string{"rolling", "rolling-other-change", "paused", "pause-ran-out", "pause-ended", "pause-ended-record-written-in-it",
+		"available", "timed-out", "unpaced"} {
 		k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 		want, restored := starts[name]
 		if got := p.holds(k); got != restored {
@@ -254,7 +258,8 @@ func TestPacerRestoresTheRolloutsInProgress(t *testing.T) {
 	for len(wakes) > 0 {
 		woken[(<-wakes).Object.GetName()] = true
 	}
-	if want := map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true, "pause-ran-out": true, "pause-ended": true}; !maps.Equal(woken, want) {
+	if want := map[string]bool{"rolling": true, "rolling-other-change": true, "paused": true, "pause-ran-out": true, "pause-ended": true,
+		"pause-ended-record-written-in-it": true}; !maps.Equal(woken, want) {
 		t.Errorf("woken %v, want %v", woken, want)
 	}
 }
