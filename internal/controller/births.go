@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -188,8 +187,7 @@ func dataWrittenAt(obj client.Object) int64 {
 		if mf.Time == nil || mf.Time.Unix() <= last || mf.FieldsV1 == nil {
 			continue
 		}
-		raw := mf.FieldsV1.GetRawBytes()
-		if bytes.Contains(raw, []byte(`"f:data"`)) || bytes.Contains(raw, []byte(`"f:binaryData"`)) || bytes.Contains(raw, []byte(`"f:stringData"`)) {
+		if ownsTop(mf, "f:data", "f:binaryData", "f:stringData") {
 			last = mf.Time.Unix()
 		}
 	}

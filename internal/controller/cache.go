@@ -73,15 +73,23 @@ func stripManagedFields(obj any) (any, error) {
 // "f:metadata"), or it has none, as the entry this transform keeps, which
 // an informer may transform again.
 func ownsStatus(mf metav1.ManagedFieldsEntry) bool {
-	if mf.FieldsV1 == nil {
-		return true
-	}
+	return mf.FieldsV1 == nil || ownsTop(mf, "f:status")
+}
+
+// ownsTop reports whether the entry's fields hold one of keys at their
+// top, where an object's own fields are ("f:data" under "f:metadata" is a
+// label or an annotation named data); fields it cannot read count.
+func ownsTop(mf metav1.ManagedFieldsEntry, keys ...string) bool {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &top); err != nil {
 		return true
 	}
-	_, ok := top["f:status"]
-	return ok
+	for _, k := range keys {
+		if _, ok := top[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // trimWorkload is the cache transform of a workload type that can be

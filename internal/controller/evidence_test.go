@@ -225,6 +225,7 @@ func TestRewrittenByManagedFields(t *testing.T) {
 	binary := metav1.NewFieldsV1(`{"f:binaryData":{"f:k":{}}}`)
 	stringData := metav1.NewFieldsV1(`{"f:stringData":{"f:k":{}}}`)
 	labels := metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:a":{}}}}`)
+	labelNamedData := metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:data":{}}}}`)
 	tests := []struct {
 		name   string
 		fields []metav1.ManagedFieldsEntry
@@ -235,6 +236,7 @@ func TestRewrittenByManagedFields(t *testing.T) {
 		{"binary data written later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: binary}}, true},
 		{"a Secret's stringData applied later", []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: stringData}}, true},
 		{"labels written later by another manager", []metav1.ManagedFieldsEntry{{Time: &created, FieldsV1: data}, {Time: &later, FieldsV1: labels}}, false},
+		{"a label named data written later by another manager", []metav1.ManagedFieldsEntry{{Time: &created, FieldsV1: data}, {Time: &later, FieldsV1: labelNamedData}}, false},
 		{"no time", []metav1.ManagedFieldsEntry{{FieldsV1: data}}, false},
 		{"no managed fields", nil, false},
 	}
