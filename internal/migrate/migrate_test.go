@@ -284,6 +284,7 @@ func TestValuesNotesANameReloaderTook(t *testing.T) {
 	}{
 		{"fullnameOverride: reloader", "fullnameOverride: reloader names"},
 		{"reloader: {serviceAccount: {name: reloader}}", "serviceAccount.name: reloader names"},
+		{"reloader: {serviceAccount: {create: false, name: reloader}}", ""},
 		{"nameOverride: r", ""},
 	}
 	for _, tt := range tests {

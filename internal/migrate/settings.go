@@ -63,7 +63,7 @@ func silent(path string) bool {
 
 func (m *mapper) settings() {
 	m.carry("nameOverride", "nameOverride")
-	m.carryName("fullnameOverride", "fullnameOverride", "ripple's Deployment, ServiceAccount and RBAC")
+	m.carryName("fullnameOverride", "fullnameOverride", "ripple's Deployment and ServiceAccount")
 	m.carry("image.pullPolicy", "image.pullPolicy")
 	m.pullSecrets()
 	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "resourceLabelSelector", "pprofAddr"} {
@@ -387,7 +387,12 @@ func (m *mapper) carryName(from, to, what string) {
 func (m *mapper) identity() {
 	m.carry("reloader.rbac.enabled", "rbac.create")
 	m.carry("reloader.serviceAccount.create", "serviceAccount.create")
-	m.carryName("reloader.serviceAccount.name", "serviceAccount.name", "ripple's ServiceAccount")
+	if create, _ := m.get("reloader.serviceAccount.create"); create == false {
+		// ripple creates none: the name is that of one that exists.
+		m.carry("reloader.serviceAccount.name", "serviceAccount.name")
+	} else {
+		m.carryName("reloader.serviceAccount.name", "serviceAccount.name", "ripple's ServiceAccount")
+	}
 	m.carry("reloader.serviceAccount.annotations", "serviceAccount.annotations")
 	m.carry("reloader.podDisruptionBudget.enabled", "podDisruptionBudget.enabled")
 	m.carry("reloader.podDisruptionBudget.minAvailable", "podDisruptionBudget.minAvailable")
