@@ -129,7 +129,9 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		return Result{}, false, nil
 	}
 	var run pendingRun
-	if err := json.Unmarshal([]byte(raw), &run); err != nil || len(run.Job) > maxJobName(cj) || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
+	err := json.Unmarshal([]byte(raw), &run)
+	run.Job = refit(cj, run.Job)
+	if err != nil || len(run.Job) > maxJobName(cj) || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
 		// Not ripple's (a hand edit): nothing to run, and the record is
 		// written. A Job under such a name would be refused for good.
 		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
@@ -244,6 +246,18 @@ func reloadJobName(cj *batchv1.CronJob, id string) string {
 		name = strings.TrimRight(name[:limit], ".")
 	}
 	return name + "-reload-" + id[:8]
+}
+
+// refit gives a Job name of ripple's that is too long for the CronJob its
+// current name: one an earlier ripple wrote for an Indexed CronJob, which
+// the API server refuses, or one written before its completions grew.
+func refit(cj *batchv1.CronJob, job string) string {
+	const mark = "-reload-"
+	i := strings.LastIndex(job, mark)
+	if len(job) <= maxJobName(cj) || i < 0 || len(job)-i != len(mark)+8 {
+		return job
+	}
+	return reloadJobName(cj, job[i+len(mark):])
 }
 
 // maxJobName is the longest name the API server admits for a Job of the

@@ -194,3 +194,25 @@ func TestFullByTheOldJob_LetsOnlyAQuotaOfJobsTheOldOneFillsThrough(t *testing.T)
 		}
 	}
 }
+
+// A Job name of ripple's too long for its CronJob, which an earlier ripple
+// wrote for an Indexed CronJob, is fitted to it, the change's ID kept; any
+// other name is left as it is.
+func TestRefit_FitsAnOldJobNameOfRipplesToItsCronJob(t *testing.T) {
+	long := strings.Repeat("a", 52)
+	indexed := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: long}, Spec: batchv1.CronJobSpec{JobTemplate: batchv1.JobTemplateSpec{
+		Spec: batchv1.JobSpec{CompletionMode: ptr.To(batchv1.IndexedCompletion), Completions: ptr.To[int32](2)}}}}
+	tests := []struct{ name, job, want string }{
+		{"an earlier ripple's name", long[:47] + "-reload-0123abcd", long[:45] + "-reload-0123abcd"},
+		{"a name that fits", long[:45] + "-reload-0123abcd", long[:45] + "-reload-0123abcd"},
+		{"a name not ripple's", long[:47] + "-reload-xyz", long[:47] + "-reload-xyz"},
+		{"none", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := refit(indexed, tt.job); got != tt.want {
+				t.Errorf("refit(%q) = %q, want %q", tt.job, got, tt.want)
+			}
+		})
+	}
+}

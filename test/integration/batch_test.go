@@ -385,6 +385,21 @@ var _ = Describe("CronJobs", func() {
 		Eventually(jobsIn(ns), forbiddenWait).Should(HaveLen(2))
 	})
 
+	It("runs the pending change of an Indexed CronJob whose Job an earlier ripple named too long, under a name that fits", func() {
+		ns := newBatchNamespace()
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		name := strings.Repeat("a", 52)
+		run := `{"job":"` + name[:47] + `-reload-0123abcd","stamp":"s","cause":"ConfigMap/cfg"}`
+		cj := createCronJob(ns, name, map[string]string{annotations.Auto: "true", annotations.Run: run}, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
+		})
+		startRipple()
+		waitFor(jobsIn(ns)).Should(ConsistOf(name[:45] + "-reload-0123abcd"))
+		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("Reloaded: Created Job " + name[:45] + "-reload-0123abcd")))
+	})
+
 	DescribeTable("drops a run annotation that names no Job ripple could start, and starts none",
 		func(run string) {
 			ns := newBatchNamespace()
