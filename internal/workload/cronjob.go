@@ -130,6 +130,7 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 	}
 	var run pendingRun
 	err := json.Unmarshal([]byte(raw), &run)
+	original := run.Job
 	run.Job = refit(cj, run.Job)
 	if err != nil || len(run.Job) > maxJobName(cj) || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
 		// Not ripple's (a hand edit): nothing to run, and the record is
@@ -137,6 +138,11 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		return Result{}, true, t.patch(ctx, c, obj, withoutRun())
 	}
 	exists, running, err := jobsOf(ctx, c, cj, run.Job)
+	if err == nil && !exists && original != run.Job {
+		// Created under the name it had before its CronJob became
+		// Indexed: run once, as any.
+		exists, running, err = jobsOf(ctx, c, cj, original)
+	}
 	switch {
 	case err != nil:
 		return Result{}, true, err

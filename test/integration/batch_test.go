@@ -400,6 +400,29 @@ var _ = Describe("CronJobs", func() {
 		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("Reloaded: Created Job " + name[:45] + "-reload-0123abcd")))
 	})
 
+	It("starts no second Job for a pending change whose Job runs under the name it had before its CronJob became Indexed", func() {
+		ns := newBatchNamespace()
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		name := strings.Repeat("a", 52)
+		long := name[:47] + "-reload-0123abcd"
+		run := `{"job":"` + long + `","stamp":"s","cause":"ConfigMap/cfg"}`
+		cj := createCronJob(ns, name, map[string]string{annotations.Auto: "true", annotations.Run: run}, envFromConfigMap("cfg"))
+		started := createJob(ns, long, nil, envFromConfigMap("cfg"))
+		update(started, func(j *batchv1.Job) {
+			j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}
+		})
+		update(cj, func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+			c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
+		})
+		startRipple()
+		waitFor(func() map[string]string {
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+			return cj.Annotations
+		}).ShouldNot(HaveKey(annotations.Run))
+		Consistently(jobsIn(ns), quiet).Should(ConsistOf(long))
+	})
+
 	DescribeTable("drops a run annotation that names no Job ripple could start, and starts none",
 		func(run string) {
 			ns := newBatchNamespace()
