@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,8 +82,13 @@ func ownsStatus(mf metav1.ManagedFieldsEntry) bool {
 // top, where an object's own fields are ("f:data" under "f:metadata" is a
 // label or an annotation named data); fields it cannot read count.
 func ownsTop(mf metav1.ManagedFieldsEntry, keys ...string) bool {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &top); err != nil {
+	raw := mf.FieldsV1.GetRawBytes()
+	if !slices.ContainsFunc(keys, func(k string) bool { return bytes.Contains(raw, []byte(`"`+k+`"`)) }) {
+		// Not even nested: no need to decode (a label-only write).
+		return false
+	}
+	var top map[string]struct{}
+	if err := json.Unmarshal(raw, &top); err != nil {
 		return true
 	}
 	for _, k := range keys {
