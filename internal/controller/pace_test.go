@@ -297,6 +297,9 @@ func TestPacerFreesASlotOnceItsRolloutIsDoneOrTheWorkloadIsGone(t *testing.T) {
 				b = b.WithObjects(tc.existing)
 			}
 			p := newPacer(1, time.Minute, b.Build(), time.Now)
+			// A pause of ripple's that holds it now, for a later change,
+			// keeps no slot of an earlier wave past its timeout.
+			p.types = []pacedType{{Type: typ, pauseLeft: func(client.Object) (time.Duration, bool) { return time.Hour, true }}}
 			k := paceKey{kind: "Deployment", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 			done, late := p.done(context.Background(), k, tc.slot)
 			if done != tc.done || (late != nil) != tc.late {
