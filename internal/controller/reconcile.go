@@ -550,6 +550,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	if v.reloadStrategy == workload.StampEnvVars {
 		ch.Env = r.envVars(v, changed, st)
 	}
+	scheduled := r.scheduledRestart(v, ch.Strategy)
 	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
 	// An error after the rollout created its object (a CronJob's Job whose
 	// run annotation stayed) is retried, but the run went: it is reported.
@@ -593,8 +594,29 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	} else {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloaded, "Reload", "Rolled because %s changed", names)
 	}
+	if !scheduled.IsZero() {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonRestartReplaced, "Reload",
+			"The restart scheduled for %s is replaced by this one: a Rollout holds one restartAt", scheduled.UTC().Format(time.RFC3339))
+	}
 	log.Info("Rolled workload", "changed", names, "digest", st.digest)
 	return outcome{rolled: true}, err
+}
+
+// ReasonRestartReplaced says that a restart ripple wrote replaced one
+// scheduled for later (kubectl argo rollouts restart --in).
+const ReasonRestartReplaced = "RestartReplaced"
+
+// scheduledRestart is the restart a rollout through the workload's restart
+// field replaces: one set for later than now, which the field cannot hold
+// beside ripple's.
+func (r *Reconciler) scheduledRestart(v state, strategy string) time.Time {
+	if r.Type.RestartedAt == nil || (strategy != workload.RolloutRestart && v.templateRef == "") {
+		return time.Time{}
+	}
+	if at, ok := r.Type.RestartedAt(v.obj); ok && at.After(r.now().Add(time.Second)) {
+		return at
+	}
+	return time.Time{}
 }
 
 // resume carries on a rollout that spans several reconciles (a Job's

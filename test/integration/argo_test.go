@@ -284,6 +284,23 @@ var _ = Describe("Argo Rollouts", func() {
 		expectRestartedOnce(ro, after, changedAt)
 	})
 
+	It("says when its restart replaces one scheduled for later (kubectl argo rollouts restart --in)", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))
+		later := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+		Expect(unstructured.SetNestedField(ro.Object, later, "spec", "restartAt")).To(Succeed())
+		Expect(k8s.Update(suiteCtx, ro)).To(Succeed())
+		startRipple(argo)
+		before := rolloutRecorded(ro)
+
+		changedAt := time.Now()
+		setData(cm, "k", "2")
+
+		expectRestartedOnce(ro, before, changedAt)
+		Eventually(eventsFor(ro), 10*time.Second).Should(ContainElement("RestartReplaced: The restart scheduled for " + later +
+			" is replaced by this one: a Rollout holds one restartAt"))
+	})
+
 	It("holds a restart within the Rollout's minimum interval since its last restart", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ann := maps.Clone(restart)
