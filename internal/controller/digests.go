@@ -44,8 +44,9 @@ type digests struct {
 	// now tells the API server's time, which births are seen in.
 	now func() time.Time
 	// fed holds the namespaces whose ConfigMaps a feed watches now, ""
-	// for all; awaited the ConfigMap versions a reconcile waits for.
-	fed     map[string]bool
+	// for all, each with the version its watch started at; awaited the
+	// ConfigMap versions a reconcile waits for.
+	fed     map[string]string
 	awaited map[string]chan struct{}
 	// wait bounds a wait for the feed: feedWait but in tests.
 	wait time.Duration
@@ -71,7 +72,7 @@ type versionSum struct {
 
 func newDigests(reader client.Reader, now func() time.Time) *digests {
 	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, born: births{byUID: map[types.UID]birth{}},
-		fed: map[string]bool{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
+		fed: map[string]string{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 
 // of returns the digest of the object whose cached metadata is meta; found
@@ -167,7 +168,10 @@ func versionKey(meta client.Object) string {
 // a tracked ConfigMap that the cache holds, and returns at once when the
 // feed hashed that version and a newer one since. It does not wait for an
 // object not tracked yet, whose current version may be older than the
-// feed: at start, every object is read once.
+// feed: at start, every object is read once. Nor for a version the feed's
+// watch started past, which it will never send: after a watch started over
+// (its version too old), each ConfigMap changed in the gap cost a reconcile
+// a wait in vain, one after the other.
 func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Object) (versionSum, bool) {
 	if kind != refs.ConfigMap {
 		return versionSum{}, false
@@ -175,7 +179,7 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 	key := versionKey(meta)
 	d.mu.Lock()
 	vs, tracked := d.byUID[meta.GetUID()]
-	fed := d.fed[""] || d.fed[meta.GetNamespace()]
+	from, fed := d.feedStart(meta.GetNamespace())
 	if !tracked || !fed {
 		d.mu.Unlock()
 		return versionSum{}, false
@@ -183,6 +187,10 @@ func (d *digests) fromFeed(ctx context.Context, kind refs.Kind, meta client.Obje
 	if vs.holds(meta.GetResourceVersion()) {
 		d.mu.Unlock()
 		return vs, true
+	}
+	if !newerVersion(meta.GetResourceVersion(), from) {
+		d.mu.Unlock()
+		return versionSum{}, false
 	}
 	ch, ok := d.awaited[key]
 	if !ok {
@@ -253,15 +261,30 @@ func (d *digests) observe(cm *corev1.ConfigMap) {
 	}
 }
 
-// setFed records whether a feed watches the ConfigMaps of ns now. When it
-// stops, whoever awaits its events reads with a GET at once.
-func (d *digests) setFed(ns string, on bool) {
+// feedStart returns the version the watch of the feed of ns's ConfigMaps
+// started at, and whether one watches them now. Callers hold d.mu.
+func (d *digests) feedStart(ns string) (string, bool) {
+	if from, ok := d.fed[""]; ok {
+		return from, true
+	}
+	from, ok := d.fed[ns]
+	return from, ok
+}
+
+// feedStarted records that a feed watches the ConfigMaps of ns from the
+// version from on.
+func (d *digests) feedStarted(ns, from string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.fed[ns] = on
-	if on {
-		return
-	}
+	d.fed[ns] = from
+}
+
+// feedStopped records that the feed of ns's ConfigMaps stopped: whoever
+// awaits its events reads with a GET at once.
+func (d *digests) feedStopped(ns string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.fed, ns)
 	for key, ch := range d.awaited {
 		delete(d.awaited, key)
 		close(ch)

@@ -127,8 +127,8 @@ func (f *feed) follow(ctx context.Context, version string) (string, error) {
 		f.up, f.down = true, false
 		f.log.Info("Watching ConfigMaps with their data, to hash the changes of tracked ones without reading them")
 	}
-	f.sums.setFed(f.namespace, true)
-	defer f.sums.setFed(f.namespace, false)
+	f.sums.feedStarted(f.namespace, version)
+	defer f.sums.feedStopped(f.namespace)
 	for ev := range w.ResultChan() {
 		if ev.Type == watch.Error {
 			return "", fmt.Errorf("watching ConfigMaps: %w", apierrors.FromObject(ev.Object))

@@ -23,8 +23,8 @@ func configMapAt(version string) *corev1.ConfigMap {
 // event before or while it waits, or that of a newer version the feed saw
 // or a GET read; never that of an older one, even when the feed's event of
 // it comes after the GET; nothing, and no wait, for an object
-// not tracked yet, a Secret, or while no feed runs; nothing once the feed
-// stops or the wait ends.
+// not tracked yet, a Secret, a version the feed's watch started past, or
+// while no feed runs; nothing once the feed stops or the wait ends.
 func TestDigests_FromFeed(t *testing.T) {
 	observe := func(versions ...string) func(d *digests) {
 		return func(d *digests) {
@@ -39,7 +39,9 @@ func TestDigests_FromFeed(t *testing.T) {
 		// start stores.
 		untracked bool
 		fed       string // the namespace a feed watches; "-" for none
-		kind      refs.Kind
+		// from is the version the feed's watch started at; "1" if empty.
+		from string
+		kind refs.Kind
 		// during runs while fromFeed waits for version 2.
 		before, during func(d *digests)
 		// wait is the longest wait for the feed.
@@ -65,7 +67,10 @@ func TestDigests_FromFeed(t *testing.T) {
 			d.store(configMapAt("3"))
 		}, wantSumOf: "3"},
 		{name: "only an older version seen", before: observe("1"), wait: 10 * time.Millisecond},
-		{name: "feed stops while waiting", during: func(d *digests) { d.setFed("", false) }},
+		{name: "feed stops while waiting", during: func(d *digests) { d.feedStopped("") }},
+		{name: "a version the feed's watch started at", from: "2"},
+		{name: "a version the feed's watch started past", from: "3"},
+		{name: "a version the feed of the namespace started past", fed: "ns", from: "3"},
 		{name: "version never comes", wait: 10 * time.Millisecond},
 		{name: "not tracked yet", untracked: true, before: observe("2")},
 		{name: "another namespace's feed", fed: "other"},
@@ -83,7 +88,11 @@ func TestDigests_FromFeed(t *testing.T) {
 				d.store(configMapAt("1"))
 			}
 			if tt.fed != "-" {
-				d.setFed(tt.fed, true)
+				from := tt.from
+				if from == "" {
+					from = "1"
+				}
+				d.feedStarted(tt.fed, from)
 			}
 			if tt.before != nil {
 				tt.before(d)
