@@ -20,11 +20,14 @@ const (
 // Sinks lists the valid sinks, for messages naming them.
 var Sinks = []Sink{Slack, Teams, GoogleChat, Raw}
 
+// webhook is Raw under the name Reloader's README gives it.
+const webhook = "webhook"
+
 // ParseSink reads an ALERT_SINK value: case and surrounding space do not
-// matter, and empty means Raw.
+// matter, and empty or "webhook" means Raw.
 func ParseSink(s string) (Sink, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	if s == "" {
+	if s == "" || s == webhook {
 		return Raw, nil
 	}
 	for _, k := range Sinks {
@@ -32,7 +35,7 @@ func ParseSink(s string) (Sink, error) {
 			return k, nil
 		}
 	}
-	return "", fmt.Errorf("%q is not slack, teams, gchat or raw", s)
+	return "", fmt.Errorf("%q is not slack, teams, gchat, raw or webhook", s)
 }
 
 // Message is one rollout, or with --webhook-url one change that would have

@@ -18,6 +18,8 @@ func TestParseSink(t *testing.T) {
 		{"TEAMS", Teams, true},
 		{"gchat", GoogleChat, true},
 		{"raw", Raw, true},
+		{"webhook", Raw, true},
+		{" Webhook", Raw, true},
 		{"discord", "", false},
 		{"google", "", false},
 	} {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ripple-controller/ripple/internal/alert"
 )
 
 const envPrefix = "reloader.deployment.env."
@@ -51,12 +53,12 @@ func (m *mapper) alertSetting(path, name, value string) bool {
 	case "ALERT_ON_RELOAD":
 		m.set("alerts.enabled", value == "true")
 	case "ALERT_SINK":
-		sink := strings.ToLower(value)
-		if !slices.Contains([]string{"slack", "teams", "gchat", "raw"}, sink) {
-			m.drop(path, "not a sink ripple knows: slack, teams, gchat or raw")
+		sink, err := alert.ParseSink(value)
+		if err != nil {
+			m.drop(path, "not a sink ripple knows: slack, teams, gchat, raw or webhook")
 			return true
 		}
-		m.set("alerts.sink", sink)
+		m.set("alerts.sink", string(sink))
 	case "ALERT_WEBHOOK_URL":
 		if !strings.HasPrefix(value, "http://") && !strings.HasPrefix(value, "https://") {
 			m.drop(path, "ripple sends alerts to http(s) URLs only")

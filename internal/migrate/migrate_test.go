@@ -132,6 +132,7 @@ func TestValuesMapsEachSetting(t *testing.T) {
 			dropped: []string{"reloader.deployment.livenessProbe.successThreshold", "reloader.deployment.readinessProbe.failureThreshold"}},
 		{name: "alerts in the open", in: "reloader: {deployment: {env: {open: {ALERT_ON_RELOAD: 'true', ALERT_SINK: Slack, ALERT_WEBHOOK_URL: 'https://h.example/x', ALERT_ADDITIONAL_INFO: c1, OTHER: 1}}}}",
 			want: "alerts: {enabled: true, sink: slack, webhookUrl: 'https://h.example/x', additionalInfo: c1}\nextraEnv: [{name: OTHER, value: '1'}]"},
+		{name: "the webhook sink of Reloader's README", in: "reloader: {deployment: {env: {open: {ALERT_SINK: webhook}}}}", want: "alerts: {sink: raw}"},
 		{name: "an unknown sink", in: "reloader: {deployment: {env: {open: {ALERT_SINK: pager}}}}", dropped: []string{"reloader.deployment.env.open.ALERT_SINK"}},
 		{name: "alerts in Reloader's Secret", in: "reloader: {deployment: {env: {secret: {ALERT_ON_RELOAD: 'true', ALERT_WEBHOOK_URL: 'https://h.example/token'}}}}",
 			want: "alerts: {enabled: true}", dropped: []string{"reloader.deployment.env.secret.ALERT_WEBHOOK_URL"}},
