@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -30,6 +31,23 @@ func ParseURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
+// ParseProxy checks an ALERT_WEBHOOK_PROXY: an http, https or SOCKS5 URL
+// with a host, as Go's transport takes. Its errors never quote the URL,
+// which may hold credentials.
+func ParseProxy(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, errors.New("is not a URL")
+	}
+	if !slices.Contains([]string{"http", "https", "socks5", "socks5h"}, u.Scheme) {
+		return nil, errors.New("is not an http, https, socks5 or socks5h URL")
+	}
+	if u.Host == "" {
+		return nil, errors.New("has no host")
+	}
+	return u, nil
+}
+
 // Poster posts to one webhook URL.
 type Poster struct {
 	url    *url.URL
@@ -37,9 +55,12 @@ type Poster struct {
 }
 
 // NewPoster returns a Poster for u, through proxy if it is not nil, else
-// through the proxy the environment names (HTTPS_PROXY and the like).
+// straight to u, as Reloader posts: the proxy the environment names
+// (HTTPS_PROXY and the like, which ripple's API client takes) would take an
+// alert meant for a receiver in the cluster to a proxy outside it.
 func NewPoster(u, proxy *url.URL) *Poster {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
 	if proxy != nil {
 		t.Proxy = http.ProxyURL(proxy)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,4 +152,39 @@ func value(c prometheus.Counter) float64 {
 	var m dto.Metric
 	_ = c.Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+// Alerts go straight to the webhook unless ALERT_WEBHOOK_PROXY names a
+// proxy, as Reloader posts them: HTTPS_PROXY, set for the API server, would
+// send an alert meant for a receiver in the cluster to a proxy outside it.
+func TestNewPoster_GoesDirectUnlessAProxyIsSet(t *testing.T) {
+	hook, _ := url.Parse("http://receiver.monitoring:8080/hook")
+	proxy, _ := url.Parse("socks5://proxy:1080")
+	req := httptest.NewRequest(http.MethodPost, hook.String(), nil)
+	for _, c := range []struct {
+		name  string
+		proxy *url.URL
+		want  string
+	}{
+		{"no proxy set", nil, ""},
+		{"ALERT_WEBHOOK_PROXY", proxy, proxy.String()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("HTTP_PROXY", "http://env-proxy:3128")
+			tr := NewPoster(hook, c.proxy).client.Transport.(*http.Transport)
+			var got string
+			if tr.Proxy != nil {
+				u, err := tr.Proxy(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if u != nil {
+					got = u.String()
+				}
+			}
+			if got != c.want {
+				t.Errorf("an alert goes through proxy %q, want %q", got, c.want)
+			}
+		})
+	}
 }

@@ -57,7 +57,9 @@ func (p *Parser) extras(o *Options) []error {
 		}
 	}
 	o.CountByNamespace = strings.TrimSpace(p.getenv(EnvMetricsCountByNamespace)) == "enabled"
-	if !strings.EqualFold(strings.TrimSpace(p.getenv(EnvAlertOnReload)), "true") {
+	// Exactly "true", as Reloader reads it: "True" would turn on alerts
+	// Reloader left off, and stop ripple when no webhook is set.
+	if p.getenv(EnvAlertOnReload) != "true" {
 		return errs
 	}
 	fail := func(env string, err error) { errs = append(errs, fmt.Errorf("$%s: %w", env, err)) }
@@ -72,7 +74,7 @@ func (p *Parser) extras(o *Options) []error {
 		fail(EnvAlertWebhookURL, err)
 	}
 	if proxy := strings.TrimSpace(p.getenv(EnvAlertWebhookProxy)); proxy != "" {
-		if cfg.Proxy, err = alert.ParseURL(proxy); err != nil {
+		if cfg.Proxy, err = alert.ParseProxy(proxy); err != nil {
 			fail(EnvAlertWebhookProxy, err)
 		}
 	}

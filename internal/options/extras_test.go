@@ -72,6 +72,7 @@ func TestExtras(t *testing.T) {
 		{name: "no alert url", env: map[string]string{EnvAlertOnReload: "true"}, errs: []string{EnvAlertWebhookURL, "empty"}},
 		{name: "malformed alert url", env: map[string]string{EnvAlertOnReload: "true", EnvAlertWebhookURL: "hooks.example.com/s3cr3t"}, errs: []string{EnvAlertWebhookURL}},
 		{name: "malformed proxy", env: map[string]string{EnvAlertOnReload: "true", EnvAlertWebhookURL: hook, EnvAlertWebhookProxy: "proxy:3128"}, errs: []string{EnvAlertWebhookProxy}},
+		{name: "proxy of another scheme", env: map[string]string{EnvAlertOnReload: "true", EnvAlertWebhookURL: hook, EnvAlertWebhookProxy: "ftp://proxy:21"}, errs: []string{EnvAlertWebhookProxy, "socks5"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := parseEnv(t, c.env, c.args...)
@@ -92,6 +93,44 @@ func TestExtras(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "s3cr3t") {
 				t.Errorf("error %q quotes the URL", err)
+			}
+		})
+	}
+}
+
+// TestExtras_AlertsAsReloaderReadsThem checks the alert settings a
+// Reloader user may carry over: each starts ripple, with the alerts Reloader
+// would send.
+func TestExtras_AlertsAsReloaderReadsThem(t *testing.T) {
+	const hook = "https://hooks.example.com/services/T0/B0/s3cr3t"
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		// wantSink is "" for alerts off.
+		wantSink  alert.Sink
+		wantProxy string
+	}{
+		{name: "the webhook sink of Reloader's README is raw", env: map[string]string{EnvAlertOnReload: "true", EnvAlertSink: "webhook", EnvAlertWebhookURL: hook},
+			wantSink: alert.Raw},
+		{name: "a SOCKS5 proxy", env: map[string]string{EnvAlertOnReload: "true", EnvAlertWebhookURL: hook, EnvAlertWebhookProxy: "socks5://proxy:1080"},
+			wantSink: alert.Raw, wantProxy: "socks5://proxy:1080"},
+		{name: "on only for exactly true", env: map[string]string{EnvAlertOnReload: "True"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseEnv(t, c.env)
+			if err != nil {
+				t.Fatalf("Options() = %v", err)
+			}
+			var sink alert.Sink
+			var proxy string
+			if a := o.Alerts; a != nil {
+				sink = a.Sink
+				if a.Proxy != nil {
+					proxy = a.Proxy.String()
+				}
+			}
+			if sink != c.wantSink || proxy != c.wantProxy {
+				t.Errorf("alerts to sink %q through proxy %q, want %q through %q", sink, proxy, c.wantSink, c.wantProxy)
 			}
 		})
 	}
