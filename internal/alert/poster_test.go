@@ -172,6 +172,12 @@ func TestNewPoster_GoesDirectUnlessAProxyIsSet(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("HTTP_PROXY", "http://env-proxy:3128")
 			tr := NewPoster(hook, c.proxy).client.Transport.(*http.Transport)
+			// The environment's proxy is read once per process, maybe
+			// before this test set one: no proxy function at all is
+			// what shows it is not taken.
+			if c.proxy == nil && tr.Proxy != nil {
+				t.Fatal("alerts take a proxy although ALERT_WEBHOOK_PROXY is unset")
+			}
 			var got string
 			if tr.Proxy != nil {
 				u, err := tr.Proxy(req)
