@@ -244,8 +244,12 @@ func createRetrying(ctx context.Context, c client.Client, job *batchv1.Job) erro
 // template from the Job's UID and name: a new Job gets its own.
 var generatedJobLabels = []string{"controller-uid", batchv1.ControllerUidLabel, "job-name", batchv1.JobNameLabel}
 
-// recreated is the Job to create in place of old: the same spec, without
-// what the API server generated for old.
+// recreated is the Job to create in place of old: the same spec and
+// owners, without what the API server generated for old. Like the Jobs of
+// a CronJob (cronJobOwner), it does not block its owners' deletion: that
+// needs update on each owner's finalizers where the
+// OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift),
+// and a Job an operator made with it was deleted and never created again.
 func recreated(old *batchv1.Job, pending pendingJob) *batchv1.Job {
 	spec := old.Spec.DeepCopy()
 	spec.Selector = nil
@@ -265,12 +269,21 @@ func recreated(old *batchv1.Job, pending pendingJob) *batchv1.Job {
 			Namespace:       old.Namespace,
 			Labels:          withoutKeys(old.Labels, generatedJobLabels),
 			Annotations:     ann,
-			OwnerReferences: old.OwnerReferences,
+			OwnerReferences: unblocking(old.OwnerReferences),
 		},
 		Spec: *spec,
 	}
 	job.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
 	return job
+}
+
+// unblocking returns a copy of refs that blocks no owner's deletion.
+func unblocking(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	out := slices.Clone(refs)
+	for i := range out {
+		out[i].BlockOwnerDeletion = nil
+	}
+	return out
 }
 
 func withoutKeys(m map[string]string, keys []string) map[string]string {

@@ -98,7 +98,9 @@ func TestRecreated_KeepsTheSpecAndDropsWhatTheAPIServerGenerated(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "migrate", Namespace: "ns", UID: "u", ResourceVersion: "9",
 			Labels:      generated,
 			Annotations: map[string]string{annotations.Recreate: "{}", annotations.Recorded: "rec", "note": "x"},
-			Finalizers:  []string{annotations.Recreate}},
+			Finalizers:  []string{annotations.Recreate},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Migration", Name: "m", UID: "mu",
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Spec: batchv1.JobSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: "u"}},
 			ManualSelector: ptr.To(false),
@@ -127,7 +129,12 @@ func TestRecreated_KeepsTheSpecAndDropsWhatTheAPIServerGenerated(t *testing.T) {
 	if job.Spec.Template.Annotations[annotations.ConfigDigest] != "k:1:d" {
 		t.Errorf("the pod template carries no stamp")
 	}
-	if old.Labels["job-name"] != "migrate" || old.Spec.Selector == nil {
+	// Setting blockOwnerDeletion needs update on the owner's finalizers,
+	// which ripple has not, where OwnerReferencesPermissionEnforcement is on.
+	if refs := job.OwnerReferences; len(refs) != 1 || refs[0].UID != "mu" || !*refs[0].Controller || refs[0].BlockOwnerDeletion != nil {
+		t.Errorf("owner references = %+v, want the old ones, blocking no deletion", refs)
+	}
+	if old.Labels["job-name"] != "migrate" || old.Spec.Selector == nil || !*old.OwnerReferences[0].BlockOwnerDeletion {
 		t.Errorf("the old Job was changed")
 	}
 }
