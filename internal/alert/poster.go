@@ -18,29 +18,25 @@ const Timeout = 10 * time.Second
 // ParseURL checks a webhook URL: absolute, http or https, with a host. Its
 // errors never quote the URL, which may hold a token.
 func ParseURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, errors.New("is not a URL")
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, errors.New("is not an http or https URL")
-	}
-	if u.Host == "" {
-		return nil, errors.New("has no host")
-	}
-	return u, nil
+	return parseURL(s, "an http or https URL", "http", "https")
 }
 
 // ParseProxy checks an ALERT_WEBHOOK_PROXY: an http, https or SOCKS5 URL
 // with a host, as Go's transport takes. Its errors never quote the URL,
 // which may hold credentials.
 func ParseProxy(s string) (*url.URL, error) {
+	return parseURL(s, "an http, https, socks5 or socks5h URL", "http", "https", "socks5", "socks5h")
+}
+
+// parseURL checks an absolute URL of one of schemes, with a host; what
+// names them for an error.
+func parseURL(s, what string, schemes ...string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return nil, errors.New("is not a URL")
 	}
-	if !slices.Contains([]string{"http", "https", "socks5", "socks5h"}, u.Scheme) {
-		return nil, errors.New("is not an http, https, socks5 or socks5h URL")
+	if !slices.Contains(schemes, u.Scheme) {
+		return nil, errors.New("is not " + what)
 	}
 	if u.Host == "" {
 		return nil, errors.New("has no host")
