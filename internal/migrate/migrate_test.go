@@ -295,7 +295,9 @@ func TestValuesNotesANameReloaderTook(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.noted == "" {
-				if slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "Helm refuses") }) {
+				if slices.ContainsFunc(res.Notes, func(n string) bool {
+					return strings.Contains(n, " names ") && strings.Contains(n, "as it named Reloader's")
+				}) {
 					t.Errorf("a name that collides with nothing is noted: %q", res.Notes)
 				}
 				return

@@ -338,10 +338,7 @@ var _ = Describe("CronJobs", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		cj := createCronJob(ns, strings.Repeat("a", 50), auto, envFromConfigMap("cfg"))
-		update(cj, func(c *batchv1.CronJob) {
-			c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-			c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
-		})
+		makeIndexed(cj)
 		startRipple()
 		expectRecorded(cj)
 		setData(cm, "k", "2")
@@ -391,10 +388,7 @@ var _ = Describe("CronJobs", func() {
 		name := strings.Repeat("a", 52)
 		run := `{"job":"` + name[:47] + `-reload-0123abcd","stamp":"s","cause":"ConfigMap/cfg"}`
 		cj := createCronJob(ns, name, map[string]string{annotations.Auto: "true", annotations.Run: run}, envFromConfigMap("cfg"))
-		update(cj, func(c *batchv1.CronJob) {
-			c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-			c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
-		})
+		makeIndexed(cj)
 		startRipple()
 		waitFor(jobsIn(ns)).Should(ConsistOf(name[:45] + "-reload-0123abcd"))
 		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("Reloaded: Created Job " + name[:45] + "-reload-0123abcd")))
@@ -411,10 +405,7 @@ var _ = Describe("CronJobs", func() {
 		update(started, func(j *batchv1.Job) {
 			j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}
 		})
-		update(cj, func(c *batchv1.CronJob) {
-			c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-			c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
-		})
+		makeIndexed(cj)
 		startRipple()
 		waitFor(func() map[string]string {
 			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
@@ -944,3 +935,12 @@ var _ = Describe("Jobs", func() {
 		Expect(strings.Join(jobsIn(ns)(), ",")).To(Equal("migrate"))
 	})
 })
+
+// makeIndexed makes the CronJob's Jobs Indexed, of two completions: their
+// pods' host names add "-<index>" to the Job's name.
+func makeIndexed(cj *batchv1.CronJob) {
+	update(cj, func(c *batchv1.CronJob) {
+		c.Spec.JobTemplate.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		c.Spec.JobTemplate.Spec.Completions = ptr.To[int32](2)
+	})
+}
