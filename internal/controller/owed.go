@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ripple-controller/ripple/internal/workload"
 )
@@ -45,7 +47,8 @@ func (o *owed) take(key types.NamespacedName) (workload.Result, bool) {
 }
 
 // createOwed creates the workload owed under key, if any; it stays owed
-// while the API server refuses it, and the error retries the reconcile.
+// while the API server refuses it, and the error retries the reconcile,
+// unless its namespace is gone or going, which nothing can undo.
 func (r *Reconciler) createOwed(ctx context.Context, key types.NamespacedName) error {
 	res, ok := r.owed.take(key)
 	if !ok {
@@ -59,6 +62,9 @@ func (r *Reconciler) createOwed(ctx context.Context, key types.NamespacedName) e
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		// Created since, by ripple or by someone else.
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		logf.FromContext(ctx).Info("Dropping the workload owed: its namespace is being deleted", "error", err.Error())
 		return nil
 	case err != nil:
 		r.owed.keep(key, res)

@@ -841,6 +841,23 @@ var _ = Describe("Jobs", func() {
 		expectRecreated(job)
 	})
 
+	It("stops owing a Job the API server refused once its namespace is being deleted", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		r := startRipple()
+		expectRecorded(job)
+		refuseJobsButDryRuns(ns)
+		setData(cm, "k", "2")
+		actAsGarbageCollector(job)
+		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("recreating Job "+ns+"/migrate"), "the first tries are refused")
+
+		Expect(k8s.Delete(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+
+		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("Dropping the workload owed: its namespace is being deleted.*" + ns))
+		Consistently(r.logs, quiet).ShouldNot(gbytes.Say("recreating Job "+ns+"/migrate"), "not retried for good")
+	})
+
 	It("recreates a Job whose old one fills a quota of Jobs", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
