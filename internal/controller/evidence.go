@@ -37,7 +37,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 		logf.FromContext(ctx).Info("Backing off: the record keeps being removed", "annotation", annotations.Recorded, "retryAfter", wait)
 		return outcome{requeue: wait}, nil
 	}
-	next := r.next(v.current, nil)
+	next := r.next(v, nil)
 	if r.podsRunOtherConfig(v) {
 		// Which objects changed is unknown: all are named, and under the
 		// env-vars strategy only ripple's variables are set (envVars).
@@ -121,11 +121,11 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 		return outcome{requeue: left}, nil
 	}
 	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 {
-		return r.roll(ctx, v, r.next(v.current, nil), since, describe(since, nil)+" (since a record under another key)")
+		return r.roll(ctx, v, r.next(v, nil), since, describe(since, nil)+" (since a record under another key)")
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
-	return outcome{}, r.record(ctx, v.obj, r.next(v.current, nil))
+	return outcome{}, r.record(ctx, v.obj, r.next(v, nil))
 }
 
 // copied handles a record older than the workload: copied with its
@@ -139,7 +139,7 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 // after the creation (the same second included: API server time on both
 // sides).
 func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, error) {
-	next := r.next(v.current, nil)
+	next := r.next(v, nil)
 	if st, ok := templateStamp(v); ok && v.obj.GetCreationTimestamp().Unix() <= st.at+clockSlack {
 		if keyed, known := r.Keyed.Lookup(st.keyID); known {
 			if workloadDigest(keyed, v.current) == st.digest {

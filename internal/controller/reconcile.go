@@ -188,6 +188,10 @@ type state struct {
 	obj     client.Object
 	tmpl    *corev1.PodTemplateSpec
 	current map[refs.Ref]tracked
+	// readAt is the API server's time before current was read from the
+	// cache, which is what a record of it holds: an object created while
+	// its digests were read is not in it, and reads as created (diff).
+	readAt int64
 	// endHold says the workload's hold is over: its rollout ends it.
 	endHold bool
 }
@@ -253,6 +257,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	readAt := r.now().Unix()
 	if v, err = r.borrowed(ctx, obj, v); v == nil || err != nil {
 		return ctrl.Result{}, err
 	}
@@ -261,7 +266,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, endHold: endHold}
+	st := state{view: v, obj: obj, tmpl: r.Type.Template(obj), current: current, readAt: readAt, endHold: endHold}
 	res, err := r.converge(ctx, st)
 	if err == nil && !res.deferred {
 		// A look that failed, or whose rollout waits, is taken again as
@@ -353,7 +358,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	// rollout is known only once it is tried: the entry goes either way,
 	// and the object recreated with the same data rolls (a rollout too
 	// many) rather than not (a change lost).
-	next := r.next(v.current, r.kept(rec, v.current, changes, len(causes) > 0))
+	next := r.next(v, r.kept(rec, v.current, changes, len(causes) > 0))
 	if len(causes) > 0 {
 		keys := changedKeys(rec, v.current, causes, keyed)
 		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))
@@ -460,12 +465,12 @@ func (r *Reconciler) keepsRecord(rec record) bool {
 	return rec.keyID == r.Keyed.KeyID() && !isFolded(rec.objects)
 }
 
-// next is the record to write: the tracked objects now, under the current
-// key, and the kept entries of deleted ones.
-func (r *Reconciler) next(current map[refs.Ref]tracked, kept map[refs.Ref]string) record {
-	next := record{keyID: r.Keyed.KeyID(), at: r.now().Unix(), objects: make(map[refs.Ref]string, len(current)+len(kept))}
+// next is the record to write: the tracked objects read for v, under the
+// current key, and the kept entries of deleted ones.
+func (r *Reconciler) next(v state, kept map[refs.Ref]string) record {
+	next := record{keyID: r.Keyed.KeyID(), at: v.readAt, objects: make(map[refs.Ref]string, len(v.current)+len(kept))}
 	maps.Copy(next.objects, kept)
-	for ref, t := range current {
+	for ref, t := range v.current {
 		next.objects[ref] = t.recordValue(r.Keyed.Short)
 	}
 	if recordSize(next.objects) > recordBudget {

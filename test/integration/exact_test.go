@@ -142,6 +142,24 @@ func neverLosingAChange() {
 		expectRolledOnce(dep, before)
 	})
 
+	It("rolls once when an object is created and then updated while ripple reads the digests of a record it writes", func() {
+		dep := createDeployment(ns, "dep", auto, envFromSecret("slow"), envFromSecret("optional"))
+		reads := newHeldReads("/namespaces/" + ns + "/secrets/slow")
+		withRippleTransport(reads.wrap)
+		startRipple()
+		before := recorded(dep)
+		createSecret(ns, "slow", map[string]string{"k": "1"})
+		Eventually(reads.arrived, 20*time.Second).Should(Receive(), "the record of the creation reads it")
+
+		sec := createSecret(ns, "optional", map[string]string{"k": "placeholder"})
+		waitServerPast(ns, sec.CreationTimestamp.Unix())
+		setSecretData(sec, "k", "real")
+		waitServerPast(ns, sec.CreationTimestamp.Unix()+1)
+		close(reads.release)
+
+		expectRolledOnce(dep, before)
+	})
+
 	It("rolls once when a Secret is created and then changed by a server-side apply of stringData while ripple is down", func() {
 		dep := createDeployment(ns, "dep", auto, envFromSecret("applied"))
 		first := startRipple()
@@ -473,6 +491,35 @@ func (f *failingReads) wrap(next http.RoundTripper) http.RoundTripper {
 		if f.failing.Load() && req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, f.path) {
 			f.failed.Add(1)
 			return nil, errors.New("refused by the spec")
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+// heldReads holds ripple's GETs of one object until release is closed, and
+// says on arrived when the first comes.
+type heldReads struct {
+	path    string
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func newHeldReads(path string) *heldReads {
+	return &heldReads{path: path, arrived: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (h *heldReads) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, h.path) {
+			select {
+			case h.arrived <- struct{}{}:
+			default:
+			}
+			select {
+			case <-h.release:
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
 		}
 		return next.RoundTrip(req)
 	})
