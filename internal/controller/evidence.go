@@ -69,6 +69,20 @@ func (r *Reconciler) podsRunOtherConfig(v state) bool {
 	return ok && workloadDigest(keyed, v.current) != st.digest
 }
 
+// podsRunCurrent reports whether the pod template's stamp, newer than the
+// record, names the config the workload tracks now: the record was written
+// back (a GitOps tool that holds it in its manifest, but not the stamp), and
+// rolling for it again would roll at each write-back. A class's rotation is
+// not in the stamp (workloadDigest), so one among the causes rolls.
+func (r *Reconciler) podsRunCurrent(v state, rec record, causes []refs.Ref) bool {
+	st, ok := templateStamp(v)
+	if !ok || st.at <= rec.at+clockSlack || slices.ContainsFunc(causes, func(ref refs.Ref) bool { return ref.Kind == refs.SecretProviderClass }) {
+		return false
+	}
+	keyed, ok := r.Keyed.Lookup(st.keyID)
+	return ok && workloadDigest(keyed, v.current) == st.digest
+}
+
 // templateStamp reads the stamp of the workload's last rollout from its pod
 // template: the annotation or the newest of the variables ripple set,
 // whichever is later, whatever the strategy now. A workload rolled under

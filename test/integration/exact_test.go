@@ -340,6 +340,38 @@ func neverLosingAChange() {
 		expectRolledOnce(copied, restored)
 	})
 
+	It("does not roll after a restart a workload whose stale record a GitOps tool wrote back, but not its stamp", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		r := startRipple()
+		stale := recorded(dep).Recorded
+		waitServerPast(ns, recordedAt(stateOf(dep))+1)
+		rolled := rolledOnceBy(dep, cm, "2")
+		r.stop()
+
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = stale })
+		startRipple()
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(Equal(stale), "recorded again")
+		expectNoRollout(dep, rolled)
+	})
+
+	It("rolls a workload whose stale record was written back when its config changed since its last rollout", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		r := startRipple()
+		stale := recorded(dep).Recorded
+		waitServerPast(ns, recordedAt(stateOf(dep))+1)
+		rolled := rolledOnceBy(dep, cm, "2")
+		r.stop()
+
+		setData(cm, "k", "3")
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = stale })
+		startRipple()
+
+		expectRolledOnce(dep, rolled)
+	})
+
 	It("does not roll a copy again when a GitOps tool writes its stale record back after ripple rolled it", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
