@@ -8,7 +8,8 @@ import (
 	"github.com/ripple-controller/ripple/internal/alert"
 )
 
-const envPrefix = "reloader.deployment.env."
+// envPath holds Reloader's environment variables.
+var envPath = at("reloader.deployment.env")
 
 // env carries Reloader's environment variables: its ALERT_* ones become
 // ripple's alerts values, the others extraEnv entries.
@@ -19,27 +20,27 @@ func (m *mapper) env() {
 	extra = append(extra, m.existingEnv()...)
 	extra = append(extra, m.fieldEnv()...)
 	if extra != nil {
-		m.set("extraEnv", extra)
+		m.set(at("extraEnv"), extra)
 	}
 }
 
-// sortedKeys lists the keys of the map at path, in order, or none if the
+// sortedKeys lists the keys of the map at p, in order, or none if the
 // value there is no map.
-func (m *mapper) sortedKeys(path string) (map[string]any, []string) {
-	v, _ := m.get(path)
+func (m *mapper) sortedKeys(p path) (map[string]any, []string) {
+	v, _ := m.get(p)
 	mm, _ := v.(map[string]any)
 	return mm, sortedNames(mm)
 }
 
 func (m *mapper) openEnv() []any {
-	env, names := m.sortedKeys(envPrefix + "open")
+	env, names := m.sortedKeys(envPath.child("open"))
 	var extra []any
 	for _, name := range names {
 		v := env[name]
 		if empty(v) {
 			continue
 		}
-		if !m.alertSetting(envPrefix+"open."+name, name, fmt.Sprint(v)) {
+		if !m.alertSetting(envPath.child("open", name), name, fmt.Sprint(v)) {
 			extra = append(extra, map[string]any{"name": name, "value": fmt.Sprint(v)})
 		}
 	}
@@ -48,25 +49,25 @@ func (m *mapper) openEnv() []any {
 
 // alertSetting sets ripple's alerts value for one of Reloader's ALERT_*
 // variables, and reports whether name was one.
-func (m *mapper) alertSetting(path, name, value string) bool {
+func (m *mapper) alertSetting(p path, name, value string) bool {
 	switch name {
 	case "ALERT_ON_RELOAD":
-		m.set("alerts.enabled", value == "true")
+		m.set(at("alerts.enabled"), value == "true")
 	case "ALERT_SINK":
 		sink, err := alert.ParseSink(value)
 		if err != nil {
-			m.drop(path, "not a sink ripple knows: slack, teams, gchat, raw or webhook")
+			m.drop(p, "not a sink ripple knows: slack, teams, gchat, raw or webhook")
 			return true
 		}
-		m.set("alerts.sink", string(sink))
+		m.set(at("alerts.sink"), string(sink))
 	case "ALERT_WEBHOOK_URL":
 		if !strings.HasPrefix(value, "http://") && !strings.HasPrefix(value, "https://") {
-			m.drop(path, "ripple sends alerts to http(s) URLs only")
+			m.drop(p, "ripple sends alerts to http(s) URLs only")
 			return true
 		}
-		m.set("alerts.webhookUrl", value)
+		m.set(at("alerts.webhookUrl"), value)
 	case "ALERT_ADDITIONAL_INFO":
-		m.set("alerts.additionalInfo", value)
+		m.set(at("alerts.additionalInfo"), value)
 	default:
 		return false
 	}
@@ -77,26 +78,26 @@ func (m *mapper) alertSetting(path, name, value string) bool {
 // own. ripple's chart makes no Secret, so the secret ones are dropped,
 // without their value.
 func (m *mapper) secretEnv() {
-	env, names := m.sortedKeys(envPrefix + "secret")
+	env, names := m.sortedKeys(envPath.child("secret"))
 	for _, name := range names {
-		path := envPrefix + "secret." + name
+		p := envPath.child("secret", name)
 		if empty(env[name]) {
 			continue
 		}
 		switch v := fmt.Sprint(env[name]); name {
 		case "ALERT_ON_RELOAD", "ALERT_SINK":
-			m.alertSetting(path, name, v)
+			m.alertSetting(p, name, v)
 		case "ALERT_WEBHOOK_URL":
-			m.drop(path, "ripple's chart makes no Secret: put the URL in a Secret of the release namespace and name it in alerts.webhookUrlSecret")
+			m.drop(p, "ripple's chart makes no Secret: put the URL in a Secret of the release namespace and name it in alerts.webhookUrlSecret")
 		default:
-			m.drop(path, "ripple's chart makes no Secret: put it in one and add it to extraEnv with valueFrom.secretKeyRef")
+			m.drop(p, "ripple's chart makes no Secret: put it in one and add it to extraEnv with valueFrom.secretKeyRef")
 		}
 	}
 }
 
 // existingEnv carries variables read from Secrets that exist already.
 func (m *mapper) existingEnv() []any {
-	secrets, names := m.sortedKeys(envPrefix + "existing")
+	secrets, names := m.sortedKeys(envPath.child("existing"))
 	var extra []any
 	for _, secret := range names {
 		vars, _ := secrets[secret].(map[string]any)
@@ -104,9 +105,9 @@ func (m *mapper) existingEnv() []any {
 			key := fmt.Sprint(vars[name])
 			switch name {
 			case "ALERT_WEBHOOK_URL":
-				m.set("alerts.webhookUrlSecret", map[string]any{"name": secret, "key": key})
+				m.set(at("alerts.webhookUrlSecret"), map[string]any{"name": secret, "key": key})
 			case "ALERT_ON_RELOAD", "ALERT_SINK", "ALERT_ADDITIONAL_INFO":
-				m.drop(envPrefix+"existing."+secret+"."+name, "ripple's chart sets it from its alerts values (enabled, sink, additionalInfo): set them to what the Secret holds")
+				m.drop(envPath.child("existing", secret, name), "ripple's chart sets it from its alerts values (enabled, sink, additionalInfo): set them to what the Secret holds")
 			default:
 				extra = append(extra, map[string]any{"name": name, "valueFrom": map[string]any{
 					"secretKeyRef": map[string]any{"name": secret, "key": key},
@@ -118,7 +119,7 @@ func (m *mapper) existingEnv() []any {
 }
 
 func (m *mapper) fieldEnv() []any {
-	env, names := m.sortedKeys(envPrefix + "field")
+	env, names := m.sortedKeys(envPath.child("field"))
 	var extra []any
 	for _, name := range names {
 		if empty(env[name]) {

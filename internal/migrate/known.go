@@ -45,24 +45,27 @@ var reloaderSettings = []string{
 	"reloader.netpol", "reloader.verticalPodAutoscaler",
 }
 
-// known reports whether path is one of Reloader's settings, inside one,
-// or a map that holds some (left empty).
-func known(path string) bool {
-	for p := path; p != ""; p = parent(p) {
-		if slices.Contains(reloaderSettings, p) {
+// known reports whether p is one of Reloader's settings, inside one, or a
+// map that holds some (left empty). A key holding dots is none, even one
+// that spells a setting: Helm keeps "reloader.enableHA" at the top as a
+// key of its own, which Reloader's chart never reads.
+func known(p path) bool {
+	for q := p; len(q) > 0; q = q[:len(q)-1] {
+		if slices.Contains(reloaderSettings, q.String()) {
 			return true
 		}
 	}
-	return slices.ContainsFunc(reloaderSettings, func(s string) bool { return strings.HasPrefix(s, path+".") })
+	prefix := p.String() + "."
+	return slices.ContainsFunc(reloaderSettings, func(s string) bool { return strings.HasPrefix(s, prefix) })
 }
 
 // unknownKeys fails on values that are no setting of Reloader's chart: a
 // typo there did nothing in Reloader, and would do nothing in ripple.
 func unknownKeys(src map[string]any) error {
 	var bad []string
-	for _, path := range leaves(src, "") {
-		if !known(path) {
-			bad = append(bad, path)
+	for _, p := range leaves(src, nil) {
+		if !known(p) {
+			bad = append(bad, p.String())
 		}
 	}
 	if len(bad) == 0 {

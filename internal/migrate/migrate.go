@@ -75,35 +75,35 @@ func (r Result) Render() ([]byte, error) {
 }
 
 type mapper struct {
-	src  map[string]any
+	src map[string]any
+	// used holds the paths read, as path.String renders them.
 	used map[string]bool
 	res  Result
 }
 
-// get returns the value at a dotted path, whether it is set, and marks it
-// dealt with: dropRest does not report it.
-func (m *mapper) get(path string) (any, bool) {
-	m.used[path] = true
-	v := lookup(m.src, path)
+// get returns the value at p, whether it is set, and marks it dealt with:
+// dropRest does not report it.
+func (m *mapper) get(p path) (any, bool) {
+	m.used[p.String()] = true
+	v := lookup(m.src, p)
 	return v, !empty(v)
 }
 
-// changed returns the value at path when it is set to other than
-// Reloader's default.
-func (m *mapper) changed(path string) (any, bool) {
-	v, ok := m.get(path)
-	if _, hasDefault := reloaderDefaults[path]; hasDefault {
+// changed returns the value at p when it is set to other than Reloader's
+// default.
+func (m *mapper) changed(p path) (any, bool) {
+	v, ok := m.get(p)
+	if _, hasDefault := reloaderDefaults[p.String()]; hasDefault {
 		// false or 0 counts where Reloader's default is true or 1.
-		return v, v != nil && !isDefault(path, v)
+		return v, v != nil && !isDefault(p, v)
 	}
 	return v, ok
 }
 
-// set puts v at a dotted path of ripple's values.
-func (m *mapper) set(path string, v any) {
-	keys := strings.Split(path, ".")
+// set puts v at p in ripple's values.
+func (m *mapper) set(p path, v any) {
 	cur := m.res.Values
-	for _, k := range keys[:len(keys)-1] {
+	for _, k := range p[:len(p)-1] {
 		next, ok := cur[k].(map[string]any)
 		if !ok {
 			next = map[string]any{}
@@ -111,12 +111,12 @@ func (m *mapper) set(path string, v any) {
 		}
 		cur = next
 	}
-	cur[keys[len(keys)-1]] = v
+	cur[p[len(p)-1]] = v
 }
 
 // carry copies a value set to other than Reloader's default from one path
 // to the other.
-func (m *mapper) carry(from, to string) {
+func (m *mapper) carry(from, to path) {
 	if v, ok := m.changed(from); ok {
 		m.set(to, v)
 	}
@@ -128,36 +128,36 @@ func (m *mapper) note(format string, args ...any) {
 
 // drop reports a setting as not carried over. why never holds the value:
 // it may be a secret.
-func (m *mapper) drop(path, why string) {
-	m.used[path] = true
-	m.res.Dropped = append(m.res.Dropped, path+": "+why)
+func (m *mapper) drop(p path, why string) {
+	m.used[p.String()] = true
+	m.res.Dropped = append(m.res.Dropped, p.String()+": "+why)
 }
 
 // dropRest reports every set value nothing dealt with.
 func (m *mapper) dropRest() {
-	for _, path := range leaves(m.src, "") {
-		if m.dealtWith(path) {
+	for _, p := range leaves(m.src, nil) {
+		if m.dealtWith(p) {
 			continue
 		}
-		if v := lookup(m.src, path); empty(v) || isDefault(path, v) || silent(path) {
+		if v := lookup(m.src, p); empty(v) || isDefault(p, v) || silent(p) {
 			continue
 		}
-		m.drop(path, reasonFor(path))
+		m.drop(p, reasonFor(p))
 	}
 }
 
-// dealtWith reports whether the path or a map holding it was read.
-func (m *mapper) dealtWith(path string) bool {
-	for p := path; p != ""; p = parent(p) {
-		if m.used[p] {
+// dealtWith reports whether p or a map holding it was read.
+func (m *mapper) dealtWith(p path) bool {
+	for q := p; len(q) > 0; q = q[:len(q)-1] {
+		if m.used[q.String()] {
 			return true
 		}
 	}
 	return false
 }
 
-func lookup(v any, path string) any {
-	for _, k := range strings.Split(path, ".") {
+func lookup(v any, p path) any {
+	for _, k := range p {
 		mm, ok := v.(map[string]any)
 		if !ok {
 			return nil
@@ -167,47 +167,36 @@ func lookup(v any, path string) any {
 	return v
 }
 
-func isDefault(path string, v any) bool {
-	if path == "image.name" || path == "image.repository" {
+func isDefault(p path, v any) bool {
+	name := p.String()
+	if name == "image.name" || name == "image.repository" {
 		// Reloader's own image, from any registry.
 		s, _ := v.(string)
 		return s == reloaderImage || strings.HasSuffix(s, "/"+reloaderImage)
 	}
-	d, ok := reloaderDefaults[path]
+	d, ok := reloaderDefaults[name]
 	return ok && reflect.DeepEqual(d, v)
 }
 
-func reasonFor(path string) string {
-	for p := path; p != ""; p = parent(p) {
-		if why, ok := reasons[p]; ok {
+func reasonFor(p path) string {
+	for q := p; len(q) > 0; q = q[:len(q)-1] {
+		if why, ok := reasons[q.String()]; ok {
 			return why
 		}
 	}
 	return noSuchSetting
 }
 
-func parent(path string) string {
-	i := strings.LastIndexByte(path, '.')
-	if i < 0 {
-		return ""
-	}
-	return path[:i]
-}
-
-// leaves lists the dotted paths of every value that is not a map, and of
-// empty maps.
-func leaves(v any, prefix string) []string {
+// leaves lists the paths, under prefix, of every value in v that is not a
+// map, and of empty maps.
+func leaves(v any, prefix path) []path {
 	mm, ok := v.(map[string]any)
-	if !ok || (len(mm) == 0 && prefix != "") {
-		return []string{prefix}
+	if !ok || (len(mm) == 0 && len(prefix) > 0) {
+		return []path{prefix}
 	}
-	var out []string
+	var out []path
 	for k, child := range mm {
-		p := k
-		if prefix != "" {
-			p = prefix + "." + k
-		}
-		out = append(out, leaves(child, p)...)
+		out = append(out, leaves(child, prefix.child(k))...)
 	}
 	return out
 }

@@ -53,14 +53,17 @@ func TestValuesPrintsRipplesValuesAndEveryDroppedSetting(t *testing.T) {
 // base is what every migration sets: Reloader's strategy and log format.
 const base = "reloadStrategy: env-vars\nlogFormat: text\n"
 
+// mapping is a values file and what migrate-values makes of it.
+type mapping struct {
+	name, in string
+	// want is ripple's values, but for base.
+	want string
+	// dropped are the settings reported as not carried over.
+	dropped []string
+}
+
 func TestValuesMapsEachSetting(t *testing.T) {
-	tests := []struct {
-		name, in string
-		// want is ripple's values, but for base.
-		want string
-		// dropped are the settings reported as not carried over.
-		dropped []string
-	}{
+	tests := []mapping{
 		{name: "an empty file"},
 		{name: "defaults left alone", in: "reloader: {rbac: {enabled: true}, deployment: {replicas: 1, labels: {provider: stakater}}}\nimage: {repository: mirror.example/stakater/reloader, tag: v1}"},
 		{name: "names", in: "nameOverride: r\nfullnameOverride: rr", want: "nameOverride: r\nfullnameOverride: rr"},
@@ -127,6 +130,8 @@ func TestValuesMapsEachSetting(t *testing.T) {
 		{name: "OpenShift's runAsUser: null, which lets the cluster choose", in: "reloader: {deployment: {securityContext: {runAsUser: null}}}",
 			want: "podSecurityContext: {runAsUser: null}"},
 		{name: "pod labels", in: "reloader: {deployment: {labels: {provider: stakater, version: v1, team: a}}}", want: "podLabels: {team: a}"},
+		{name: "labels and a security context that are no map", in: "reloader: {deployment: {labels: [a], securityContext: 1}}",
+			dropped: []string{"reloader.deployment.labels", "reloader.deployment.securityContext"}},
 		{name: "probes", in: "reloader: {deployment: {livenessProbe: {timeoutSeconds: '3', successThreshold: 1}, readinessProbe: {periodSeconds: 7, failureThreshold: x}}}",
 			want:    "livenessProbe: {timeoutSeconds: 3}\nreadinessProbe: {periodSeconds: 7}",
 			dropped: []string{"reloader.deployment.livenessProbe.successThreshold", "reloader.deployment.readinessProbe.failureThreshold"}},
@@ -144,6 +149,33 @@ func TestValuesMapsEachSetting(t *testing.T) {
 		{name: "settings ripple has not", in: "reloader: {isOpenshift: true, syncAfterRestart: true, netpol: {enabled: true}, deployment: {gomemlimitOverride: 1GiB}}",
 			dropped: []string{"reloader.deployment.gomemlimitOverride", "reloader.isOpenshift", "reloader.netpol.enabled", "reloader.syncAfterRestart"}},
 	}
+	checkMappings(t, tests)
+}
+
+// Keys of labels and annotations hold dots: each must be carried over
+// whole or named, quoted, in a comment, never split at its dots and lost.
+func TestValuesCarriesOrNamesEveryKeyHoldingADot(t *testing.T) {
+	checkMappings(t, []mapping{
+		{name: "pod labels", in: `reloader: {deployment: {labels: {team: payments, sidecar.istio.io/inject: "false", networking.example.com/allow-apiserver: "true"}}}`,
+			want: `podLabels: {team: payments, sidecar.istio.io/inject: "false", networking.example.com/allow-apiserver: "true"}`},
+		{name: "a pod label named as one of Reloader's defaults", in: "reloader: {deployment: {labels: {provider.example.com/team: stakater}}}",
+			want: "podLabels: {provider.example.com/team: stakater}"},
+		{name: "the Deployment's annotations", in: "reloader: {deployment: {annotations: {plain: x, example.com/owner: y}}}",
+			dropped: []string{`reloader.deployment.annotations."example.com/owner"`, "reloader.deployment.annotations.plain"}},
+		{name: "match labels", in: "reloader: {matchLabels: {app.kubernetes.io/name: r}}",
+			dropped: []string{`reloader.matchLabels."app.kubernetes.io/name"`}},
+		{name: "RBAC and ServiceAccount labels", in: "reloader: {rbac: {labels: {example.com/team: a}}, serviceAccount: {labels: {example.com/team: a}}}",
+			dropped: []string{`reloader.rbac.labels."example.com/team"`, `reloader.serviceAccount.labels."example.com/team"`}},
+		{name: "Reloader's Secret", in: "reloader: {deployment: {env: {secret: {my.token: t}}}}",
+			dropped: []string{`reloader.deployment.env.secret."my.token"`}},
+		{name: "an existing Secret", in: "reloader: {deployment: {env: {existing: {alerts.example: {ALERT_SINK: sink}}}}}",
+			dropped: []string{`reloader.deployment.env.existing."alerts.example".ALERT_SINK`}},
+		{name: "a node selector", in: "reloader: {deployment: {nodeSelector: {kubernetes.io/os: linux}}}", want: "nodeSelector: {kubernetes.io/os: linux}"},
+	})
+}
+
+func checkMappings(t *testing.T, tests []mapping) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := Values([]byte(tt.in))
@@ -234,6 +266,8 @@ func TestValuesRefusesBadInputWithAClearError(t *testing.T) {
 		{"too big", "x: " + strings.Repeat("a", MaxInput), "over 1048576 bytes"},
 		{"unknown keys", "reloader: {shiny: {new: 1}, enableHA: true}\nfoo: 1", "not settings of stakater/Reloader's chart (a typo, or another chart's values?): foo, reloader.shiny.new"},
 		{"ripple's own values", "replicas: 2\nwatchNamespaces: [a]", "not settings of stakater/Reloader's chart (a typo, or another chart's values?): replicas, watchNamespaces"},
+		// Helm reads the key as written: it sets no enableHA.
+		{"a setting's dotted name as one key", "reloader.enableHA: true", `not settings of stakater/Reloader's chart (a typo, or another chart's values?): "reloader.enableHA"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -304,6 +338,44 @@ func TestValuesNotesANameReloaderTook(t *testing.T) {
 			}
 			if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, tt.noted) }) {
 				t.Errorf("want a note starting %q: %q", tt.noted, res.Notes)
+			}
+		})
+	}
+}
+
+// Reloader's chart passes ignoreNamespaces as written and Reloader keeps
+// the spaces around an entry, which then names no namespace: Reloader
+// rolled workloads there. ripple trims the entry and ignores the
+// namespace, and the migration must say so.
+func TestValuesNotesANamespaceToIgnoreReloaderMatchedNone(t *testing.T) {
+	tests := []struct {
+		name, in string
+		// noted are the namespaces a note says ripple now ignores.
+		noted []string
+	}{
+		{"a space after the comma", "reloader: {ignoreNamespaces: 'kube-system, monitoring'}", []string{"monitoring"}},
+		{"no spaces", "reloader: {ignoreNamespaces: 'kube-system,monitoring'}", nil},
+		{"spaces at either end", "reloader: {ignoreNamespaces: ' kube-system ,monitoring  , a'}", []string{"kube-system", "monitoring", "a"}},
+		{"a name also written without spaces", "reloader: {ignoreNamespaces: 'monitoring, monitoring'}", nil},
+		{"a name twice with spaces", "reloader: {ignoreNamespaces: 'a, monitoring, monitoring '}", []string{"monitoring"}},
+		{"ignores not carried over, with namespaces listed", "reloader: {namespaces: [a], ignoreNamespaces: 'a, b'}", nil},
+		{"ignores not carried over, without watchGlobally", "reloader: {watchGlobally: false, ignoreNamespaces: 'a, b'}", nil},
+	}
+	const prefix = "namespacesToIgnore: ripple ignores "
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Values([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var noted []string
+			for _, n := range res.Notes {
+				if name, ok := strings.CutPrefix(n, prefix); ok {
+					noted = append(noted, name[:strings.Index(name, ",")])
+				}
+			}
+			if !slices.Equal(noted, tt.noted) {
+				t.Errorf("noted %q, want %q: %q", noted, tt.noted, res.Notes)
 			}
 		})
 	}

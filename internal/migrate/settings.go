@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"encoding/csv"
 	"fmt"
 	"slices"
 	"strconv"
@@ -15,7 +16,8 @@ import (
 const noSuchSetting = "ripple's chart has no such setting"
 
 // reloaderDefaults are the non-empty defaults of Reloader's chart: a
-// setting left at its default is neither carried over nor reported.
+// setting left at its default is neither carried over nor reported. This
+// package's tables name settings as path.String renders their paths.
 var reloaderDefaults = map[string]any{
 	"kubernetes.host":                                         "https://kubernetes.default",
 	"image.pullPolicy":                                        "IfNotPresent",
@@ -57,22 +59,23 @@ var reasons = map[string]string{
 
 // silent are settings never reported: Reloader's version, in its image
 // tag and its pods' labels, means nothing to ripple.
-func silent(path string) bool {
-	return path == "image.tag" || path == "reloader.deployment.labels.version"
+func silent(p path) bool {
+	name := p.String()
+	return name == "image.tag" || name == "reloader.deployment.labels.version"
 }
 
 func (m *mapper) settings() {
-	m.carry("nameOverride", "nameOverride")
-	m.carryName("fullnameOverride", "fullnameOverride", "ripple's Deployment and ServiceAccount")
-	m.carry("image.pullPolicy", "image.pullPolicy")
+	m.carry(at("nameOverride"), at("nameOverride"))
+	m.carryName(at("fullnameOverride"), at("fullnameOverride"), "ripple's Deployment and ServiceAccount")
+	m.carry(at("image.pullPolicy"), at("image.pullPolicy"))
 	m.pullSecrets()
 	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "resourceLabelSelector", "pprofAddr"} {
-		m.carry("reloader."+k, k)
+		m.carry(path{"reloader", k}, path{k})
 	}
-	m.carry("reloader.enablePProf", "enablePprof")
-	m.carry("reloader.enableCSIIntegration", "csiIntegration")
-	m.carry("reloader.enableMetricsByNamespace", "metrics.countByNamespace")
-	if _, ok := m.get("reloader.readOnlyRootFileSystem"); ok {
+	m.carry(at("reloader.enablePProf"), at("enablePprof"))
+	m.carry(at("reloader.enableCSIIntegration"), at("csiIntegration"))
+	m.carry(at("reloader.enableMetricsByNamespace"), at("metrics.countByNamespace"))
+	if _, ok := m.get(at("reloader.readOnlyRootFileSystem")); ok {
 		m.note("readOnlyRootFileSystem: ripple's root file system is always read-only")
 	}
 	m.replicas()
@@ -92,7 +95,7 @@ func (m *mapper) settings() {
 }
 
 func (m *mapper) pullSecrets() {
-	v, ok := m.get("global.imagePullSecrets")
+	v, ok := m.get(at("global.imagePullSecrets"))
 	list, isList := v.([]any)
 	if !ok || !isList {
 		return
@@ -105,24 +108,25 @@ func (m *mapper) pullSecrets() {
 		}
 		out = append(out, s)
 	}
-	m.set("imagePullSecrets", out)
+	m.set(at("imagePullSecrets"), out)
 }
 
 // replicas follows Reloader's chart, which runs one replica unless enableHA.
 func (m *mapper) replicas() {
-	ha, _ := m.get("reloader.enableHA")
+	ha, _ := m.get(at("reloader.enableHA"))
 	if ha == true {
-		m.set("highAvailability.enabled", true)
+		m.set(at("highAvailability.enabled"), true)
 	}
-	n, set := m.changed("reloader.deployment.replicas")
+	replicas := at("reloader.deployment.replicas")
+	n, set := m.changed(replicas)
 	switch {
 	case !set:
 	case !isCount(n):
-		m.drop("reloader.deployment.replicas", "not a number of replicas")
+		m.drop(replicas, "not a number of replicas")
 	case ha != true && n.(float64) > 1:
-		m.drop("reloader.deployment.replicas", "Reloader's chart runs one replica without enableHA, and so does this")
+		m.drop(replicas, "Reloader's chart runs one replica without enableHA, and so does this")
 	case set:
-		m.set("replicas", n)
+		m.set(at("replicas"), n)
 	}
 }
 
@@ -132,60 +136,60 @@ func isCount(v any) bool {
 }
 
 func (m *mapper) ignored() {
-	secrets, _ := m.get("reloader.ignoreSecrets")
-	configMaps, _ := m.get("reloader.ignoreConfigMaps")
+	secrets, _ := m.get(at("reloader.ignoreSecrets"))
+	configMaps, _ := m.get(at("reloader.ignoreConfigMaps"))
 	switch {
 	case secrets == true && configMaps == true:
-		m.drop("reloader.ignoreConfigMaps", "ripple ignores one kind at most: resourcesToIgnore: secrets is carried over")
-		m.set("resourcesToIgnore", "secrets")
+		m.drop(at("reloader.ignoreConfigMaps"), "ripple ignores one kind at most: resourcesToIgnore: secrets is carried over")
+		m.set(at("resourcesToIgnore"), "secrets")
 	case secrets == true:
-		m.set("resourcesToIgnore", "secrets")
+		m.set(at("resourcesToIgnore"), "secrets")
 	case configMaps == true:
-		m.set("resourcesToIgnore", "configMaps")
+		m.set(at("resourcesToIgnore"), "configMaps")
 	}
 	var types []any
-	if v, _ := m.get("reloader.ignoreJobs"); v == true {
+	if v, _ := m.get(at("reloader.ignoreJobs")); v == true {
 		types = append(types, "jobs")
 	}
-	if v, _ := m.get("reloader.ignoreCronJobs"); v == true {
+	if v, _ := m.get(at("reloader.ignoreCronJobs")); v == true {
 		types = append(types, "cronjobs")
 	}
 	if types != nil {
-		m.set("ignoredWorkloadTypes", types)
+		m.set(at("ignoredWorkloadTypes"), types)
 	}
 }
 
 func (m *mapper) strategy() {
-	v, _ := m.get("reloader.reloadStrategy")
+	v, _ := m.get(at("reloader.reloadStrategy"))
 	switch v {
 	case nil, "", "default", "env-vars":
-		m.set("reloadStrategy", "env-vars")
+		m.set(at("reloadStrategy"), "env-vars")
 		m.note("reloadStrategy: env-vars is Reloader's default; ripple takes over the STAKATER_ variables Reloader set, so nothing rolls on the switch (ripple's own default, annotations, is in the README)")
 	case "annotations":
-		m.set("reloadStrategy", "annotations")
+		m.set(at("reloadStrategy"), "annotations")
 	default:
-		m.drop("reloader.reloadStrategy", fmt.Sprintf("%v is not a strategy ripple knows", v))
+		m.drop(at("reloader.reloadStrategy"), fmt.Sprintf("%v is not a strategy ripple knows", v))
 	}
 }
 
 func (m *mapper) logging() {
-	if f, _ := m.get("reloader.logFormat"); f == "json" {
-		m.set("logFormat", "json")
+	if f, _ := m.get(at("reloader.logFormat")); f == "json" {
+		m.set(at("logFormat"), "json")
 	} else {
-		m.set("logFormat", "text")
+		m.set(at("logFormat"), "text")
 		m.note("logFormat: text, as Reloader logs unless logFormat is json")
 	}
-	raw, _ := m.get("reloader.logLevel")
+	raw, _ := m.get(at("reloader.logLevel"))
 	// Reloader's logrus reads the level in any case, and warn as warning.
 	switch v := strings.ToLower(fmt.Sprint(raw)); {
 	case raw == nil, v == "", v == "info":
 	case v == "trace", v == "debug", v == "warning", v == "warn", v == "error":
-		m.set("logLevel", v)
+		m.set(at("logLevel"), v)
 	case v == "fatal", v == "panic":
-		m.set("logLevel", "error")
+		m.set(at("logLevel"), "error")
 		m.note("logLevel: error, ripple's quietest, for Reloader's %v", raw)
 	default:
-		m.drop("reloader.logLevel", fmt.Sprintf("%v is not a level ripple knows", raw))
+		m.drop(at("reloader.logLevel"), fmt.Sprintf("%v is not a level ripple knows", raw))
 	}
 }
 
@@ -197,55 +201,58 @@ func (m *mapper) logging() {
 // It reports whether ripple is to watch the namespace it runs in, which
 // only settings can add, after the rest of extraEnv.
 func (m *mapper) namespaces() (ownNamespace bool) {
-	global, _ := m.get("reloader.watchGlobally")
-	watch := m.names("reloader.namespaces")
-	ignore := m.names("reloader.ignoreNamespaces")
-	selector, hasSelector := m.get("reloader.namespaceSelector")
+	ignoreNamespaces, namespaceSelector := at("reloader.ignoreNamespaces"), at("reloader.namespaceSelector")
+	global, _ := m.get(at("reloader.watchGlobally"))
+	watch := m.names(at("reloader.namespaces"))
+	ignore := m.names(ignoreNamespaces)
+	selector, hasSelector := m.get(namespaceSelector)
 	// Reloader's namespace value is still reported as not carried over.
-	installed, _ := lookup(m.src, "namespace").(string)
+	installed, _ := lookup(m.src, at("namespace")).(string)
 	installed = strings.TrimSpace(installed)
 	const onlyGlobal = "Reloader's chart passes it only with watchGlobally: true, so it did nothing"
 	const listed = "Reloader ignores it when namespaces are listed (it honours it only when watching every namespace), so it did nothing"
 	if global == false {
 		if ignore != nil {
-			m.drop("reloader.ignoreNamespaces", onlyGlobal)
+			m.drop(ignoreNamespaces, onlyGlobal)
 		}
 		if hasSelector {
-			m.drop("reloader.namespaceSelector", onlyGlobal)
+			m.drop(namespaceSelector, onlyGlobal)
 		}
 		ignore, hasSelector = nil, false
 	}
 	switch {
 	case watch != nil:
 		if ignore != nil {
-			m.drop("reloader.ignoreNamespaces", listed)
+			m.drop(ignoreNamespaces, listed)
 		}
 		if hasSelector {
-			m.drop("reloader.namespaceSelector", listed)
+			m.drop(namespaceSelector, listed)
 		}
 		if installed == "" {
-			m.set("watchNamespaces", watch)
+			m.set(at("watchNamespaces"), watch)
 			m.note("watchNamespaces: Reloader's chart also watches the namespace it is installed in; add that one if workloads there use reloads")
 			return false
 		}
 		if !slices.Contains(watch, any(installed)) {
 			watch = append(watch, installed)
 		}
-		m.set("watchNamespaces", watch)
+		m.set(at("watchNamespaces"), watch)
 		m.note("watchNamespaces: with %s, the namespace Reloader's chart was installed in, which it also watches", installed)
 		return false
 	case global == false && installed != "":
-		m.set("watchNamespaces", []any{installed})
+		m.set(at("watchNamespaces"), []any{installed})
 		m.note("watchNamespaces: %s alone, the namespace Reloader's chart was installed in and, with watchGlobally: false, the only one it watched", installed)
 		return false
 	case global == false:
 		m.note("extraEnv: KUBERNETES_NAMESPACE from the pod's namespace, so that ripple, like Reloader with watchGlobally: false, watches only the namespace it runs in; the chart still grants its rights cluster-wide: for Roles in that namespace only, set watchNamespaces to it instead")
 		return true
 	case ignore != nil:
-		m.set("namespacesToIgnore", ignore)
+		m.set(at("namespacesToIgnore"), ignore)
+		raw, _ := m.get(ignoreNamespaces)
+		m.untrimmed(raw)
 	}
 	if hasSelector {
-		m.set("namespaceSelector", selector)
+		m.set(at("namespaceSelector"), selector)
 		if v, ok := selector.(string); ok {
 			m.selectorRead(v)
 		}
@@ -291,15 +298,42 @@ func reloaderSelector(term string) string {
 // KUBERNETES_NAMESPACE when no --namespaces is given, as Reloader does.
 func (m *mapper) watchOwnNamespace() {
 	extra, _ := m.res.Values["extraEnv"].([]any)
-	m.set("extraEnv", append(extra, map[string]any{"name": "KUBERNETES_NAMESPACE", "valueFrom": map[string]any{
+	m.set(at("extraEnv"), append(extra, map[string]any{"name": "KUBERNETES_NAMESPACE", "valueFrom": map[string]any{
 		"fieldRef": map[string]any{"fieldPath": "metadata.namespace"},
 	}}))
 }
 
+// untrimmed notes each entry of ignoreNamespaces that Reloader matched no
+// namespace with, and ripple, trimming it, ignores: Reloader's chart
+// passes the value as written, pflag reads the flag as a line of CSV,
+// keeping the spaces around an entry, and Reloader compares names exactly.
+// Workloads Reloader rolled there would silently stop rolling.
+func (m *mapper) untrimmed(v any) {
+	s, ok := v.(string)
+	if !ok {
+		return
+	}
+	theirs, err := csv.NewReader(strings.NewReader(s)).Read()
+	if err != nil {
+		// Reloader refused the flag and never started.
+		return
+	}
+	noted := map[string]bool{}
+	for _, entry := range theirs {
+		name := strings.TrimSpace(entry)
+		if name == entry || name == "" || noted[name] || slices.Contains(theirs, name) {
+			continue
+		}
+		noted[name] = true
+		m.note("namespacesToIgnore: ripple ignores %s, where Reloader rolled workloads: it read the entry %q with its spaces and matched no namespace with it (take %s out of the list to keep them rolling)",
+			name, entry, name)
+	}
+}
+
 // names reads a list, or a comma-separated string, of names; any other
 // value is dropped.
-func (m *mapper) names(path string) []any {
-	v, set := m.get(path)
+func (m *mapper) names(p path) []any {
+	v, set := m.get(p)
 	if !set {
 		return nil
 	}
@@ -308,22 +342,22 @@ func (m *mapper) names(path string) []any {
 	case string:
 		parts = strings.Split(t, ",")
 	case []any:
-		for _, p := range t {
-			s, ok := p.(string)
+		for _, e := range t {
+			s, ok := e.(string)
 			if !ok {
-				m.drop(path, "not a list of namespace names")
+				m.drop(p, "not a list of namespace names")
 				return nil
 			}
 			parts = append(parts, s)
 		}
 	default:
-		m.drop(path, "not a list of namespace names")
+		m.drop(p, "not a list of namespace names")
 		return nil
 	}
 	var out []any
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" && !slices.Contains(out, any(p)) {
-			out = append(out, p)
+	for _, e := range parts {
+		if e = strings.TrimSpace(e); e != "" && !slices.Contains(out, any(e)) {
+			out = append(out, e)
 		}
 	}
 	return out
@@ -337,47 +371,48 @@ var customAnnotations = [][2]string{
 }
 
 func (m *mapper) annotations() {
-	custom, withCustom := m.get("reloader.custom_annotations")
+	customPath, webhookURL := at("reloader.custom_annotations"), at("reloader.webhookUrl")
+	custom, withCustom := m.get(customPath)
 	for _, a := range customAnnotations {
-		m.carry("reloader.custom_annotations."+a[0], "annotations."+a[1])
+		m.carry(customPath.child(a[0]), path{"annotations", a[1]})
 	}
 	_, isMap := custom.(map[string]any)
-	if _, ok := m.get("reloader.webhookUrl"); !ok {
+	if _, ok := m.get(webhookURL); !ok {
 		return
 	}
 	// Reloader's chart passes --webhook-url only inside its
 	// custom_annotations block: without one, Reloader rolled workloads.
 	if withCustom && isMap {
-		m.carry("reloader.webhookUrl", "webhookUrl")
+		m.carry(webhookURL, at("webhookUrl"))
 		return
 	}
-	m.drop("reloader.webhookUrl", "Reloader's chart passes it only with custom_annotations set, so your Reloader rolls workloads; with it, ripple would roll none")
+	m.drop(webhookURL, "Reloader's chart passes it only with custom_annotations set, so your Reloader rolls workloads; with it, ripple would roll none")
 }
 
 func (m *mapper) monitoring() {
-	m.carry("reloader.serviceMonitor.enabled", "serviceMonitor.enabled")
-	m.carry("reloader.serviceMonitor.labels", "serviceMonitor.labels")
-	m.carry("reloader.serviceMonitor.interval", "serviceMonitor.interval")
-	m.carry("reloader.serviceMonitor.timeout", "serviceMonitor.scrapeTimeout")
-	if on, _ := m.get("reloader.podMonitor.enabled"); on == true {
+	m.carry(at("reloader.serviceMonitor.enabled"), at("serviceMonitor.enabled"))
+	m.carry(at("reloader.serviceMonitor.labels"), at("serviceMonitor.labels"))
+	m.carry(at("reloader.serviceMonitor.interval"), at("serviceMonitor.interval"))
+	m.carry(at("reloader.serviceMonitor.timeout"), at("serviceMonitor.scrapeTimeout"))
+	if on, _ := m.get(at("reloader.podMonitor.enabled")); on == true {
 		if _, both := m.res.Values["serviceMonitor"]; both {
-			m.drop("reloader.podMonitor", "ripple's ServiceMonitor, carried over, scrapes the same metrics")
+			m.drop(at("reloader.podMonitor"), "ripple's ServiceMonitor, carried over, scrapes the same metrics")
 			return
 		}
-		m.set("serviceMonitor.enabled", true)
-		m.carry("reloader.podMonitor.labels", "serviceMonitor.labels")
-		m.carry("reloader.podMonitor.interval", "serviceMonitor.interval")
-		m.carry("reloader.podMonitor.timeout", "serviceMonitor.scrapeTimeout")
+		m.set(at("serviceMonitor.enabled"), true)
+		m.carry(at("reloader.podMonitor.labels"), at("serviceMonitor.labels"))
+		m.carry(at("reloader.podMonitor.interval"), at("serviceMonitor.interval"))
+		m.carry(at("reloader.podMonitor.timeout"), at("serviceMonitor.scrapeTimeout"))
 		m.note("serviceMonitor: for Reloader's podMonitor; ripple's chart scrapes its metrics Service")
 	}
-	m.carry("reloader.service.annotations", "metrics.service.annotations")
-	m.carry("reloader.service.labels", "metrics.service.labels")
+	m.carry(at("reloader.service.annotations"), at("metrics.service.annotations"))
+	m.carry(at("reloader.service.labels"), at("metrics.service.labels"))
 }
 
 // carryName carries a name Reloader's objects took: installed beside a
 // running Reloader, as the README's switch does, in its namespace, ripple's
 // objects would take the same names, and Helm refuses to install over them.
-func (m *mapper) carryName(from, to, what string) {
+func (m *mapper) carryName(from, to path, what string) {
 	if v, ok := m.changed(from); ok {
 		m.set(to, v)
 		m.note("%s: %v names %s as it named Reloader's; installed in Reloader's namespace while it runs, Helm refuses objects that exist: change it there", to, v, what)
@@ -385,32 +420,33 @@ func (m *mapper) carryName(from, to, what string) {
 }
 
 func (m *mapper) identity() {
-	m.carry("reloader.rbac.enabled", "rbac.create")
-	m.carry("reloader.serviceAccount.create", "serviceAccount.create")
-	if create, _ := m.get("reloader.serviceAccount.create"); create == false {
+	m.carry(at("reloader.rbac.enabled"), at("rbac.create"))
+	m.carry(at("reloader.serviceAccount.create"), at("serviceAccount.create"))
+	name := at("reloader.serviceAccount.name")
+	if create, _ := m.get(at("reloader.serviceAccount.create")); create == false {
 		// ripple creates none: the name is that of one that exists.
-		m.carry("reloader.serviceAccount.name", "serviceAccount.name")
+		m.carry(name, at("serviceAccount.name"))
 	} else {
-		m.carryName("reloader.serviceAccount.name", "serviceAccount.name", "ripple's ServiceAccount")
+		m.carryName(name, at("serviceAccount.name"), "ripple's ServiceAccount")
 	}
-	m.carry("reloader.serviceAccount.annotations", "serviceAccount.annotations")
-	m.carry("reloader.podDisruptionBudget.enabled", "podDisruptionBudget.enabled")
-	m.carry("reloader.podDisruptionBudget.minAvailable", "podDisruptionBudget.minAvailable")
+	m.carry(at("reloader.serviceAccount.annotations"), at("serviceAccount.annotations"))
+	m.carry(at("reloader.podDisruptionBudget.enabled"), at("podDisruptionBudget.enabled"))
+	m.carry(at("reloader.podDisruptionBudget.minAvailable"), at("podDisruptionBudget.minAvailable"))
 }
 
 func (m *mapper) pod() {
-	d := "reloader.deployment."
+	d := at("reloader.deployment")
 	for _, k := range []string{"nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priorityClassName", "resources"} {
-		m.carry(d+k, k)
+		m.carry(d.child(k), path{k})
 	}
-	m.carry(d+"pod.annotations", "podAnnotations")
-	m.carry(d+"volumes", "extraVolumes")
-	m.carry(d+"volumeMounts", "extraVolumeMounts")
+	m.carry(d.child("pod", "annotations"), at("podAnnotations"))
+	m.carry(d.child("volumes"), at("extraVolumes"))
+	m.carry(d.child("volumeMounts"), at("extraVolumeMounts"))
 	// Helm merges maps with the chart's defaults: these add to ripple's
 	// security contexts rather than replace them.
-	m.carry(d+"containerSecurityContext", "securityContext")
-	m.carryChangedLeaves(d+"securityContext", "podSecurityContext")
-	if m.carryChangedLeaves(d+"labels", "podLabels") {
+	m.carry(d.child("containerSecurityContext"), at("securityContext"))
+	m.carryChangedLeaves(d.child("securityContext"), at("podSecurityContext"))
+	if m.carryChangedLeaves(d.child("labels"), at("podLabels")) {
 		m.note("podLabels: Reloader's deployment.labels, on ripple's pods")
 	}
 }
@@ -419,16 +455,22 @@ func (m *mapper) pod() {
 // default to the same place under to, a null that removes a default of
 // Reloader's too (OpenShift's runAsUser: null, which lets the cluster
 // choose the user), which then removes ripple's.
-func (m *mapper) carryChangedLeaves(from, to string) bool {
-	v, _ := m.get(from)
+func (m *mapper) carryChangedLeaves(from, to path) bool {
+	v, set := m.get(from)
+	if _, isMap := v.(map[string]any); !isMap {
+		if set {
+			m.drop(from, "not a map")
+		}
+		return false
+	}
 	carried := false
-	for _, path := range leaves(v, "") {
-		full := from + "." + path
-		lv := lookup(v, path)
-		_, nulled := reloaderDefaults[full]
+	for _, leaf := range leaves(v, nil) {
+		full := from.child(leaf...)
+		lv := lookup(v, leaf)
+		_, nulled := reloaderDefaults[full.String()]
 		nulled = nulled && lv == nil
 		if (nulled || !empty(lv)) && !isDefault(full, lv) && !silent(full) {
-			m.set(to+"."+path, lv)
+			m.set(to.child(leaf...), lv)
 			carried = true
 		}
 	}
@@ -441,7 +483,7 @@ var probeTimings = []string{"initialDelaySeconds", "periodSeconds", "timeoutSeco
 func (m *mapper) probes() {
 	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
 		for _, k := range probeTimings {
-			from := "reloader.deployment." + probe + "." + k
+			from := path{"reloader", "deployment", probe, k}
 			v, ok := m.get(from)
 			if !ok {
 				continue
@@ -452,7 +494,7 @@ func (m *mapper) probes() {
 				m.drop(from, "not a whole number of seconds or times")
 				continue
 			}
-			m.set(probe+"."+k, n)
+			m.set(path{probe, k}, n)
 		}
 	}
 }
