@@ -519,6 +519,22 @@ func workloadDigest(keyed digest.Keyed, current map[refs.Ref]tracked) string {
 	return keyed.Workload(entries)
 }
 
+// refreshInstead refreshes the pods in place under the refresh strategy;
+// refreshed is false when the change rolls instead.
+func (r *Reconciler) refreshInstead(ctx context.Context, v state, next record, changed []refs.Ref, names string) (out outcome, refreshed bool, err error) {
+	out, fallback, err := r.refresh(ctx, v, next, changed, names)
+	if fallback != "" {
+		r.event(v.obj, corev1.EventTypeNormal, ReasonNotRefreshed, "Refresh", "Rolling instead of refreshing in place: %s", fallback)
+		return outcome{}, false, nil
+	}
+	if err == nil && out.rolled && v.endHold {
+		// A refresh writes no pause mark, and its record write is not an
+		// update that reconciles the workload again.
+		err = r.endHoldLive(ctx, v)
+	}
+	return out, true, err
+}
+
 // roll writes a rollout for the changed objects, named by names, through
 // the workload's strategies; a pause period may hold it. With --webhook-url
 // it posts the change instead.
@@ -527,11 +543,9 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		return r.postInstead(ctx, v, next, names)
 	}
 	if v.reloadStrategy == workload.Refresh {
-		out, fallback, err := r.refresh(ctx, v, next, changed, names)
-		if fallback == "" {
+		if out, refreshed, err := r.refreshInstead(ctx, v, next, changed, names); refreshed {
 			return out, err
 		}
-		r.event(v.obj, corev1.EventTypeNormal, ReasonNotRefreshed, "Refresh", "Rolling instead of refreshing in place: %s", fallback)
 	}
 	pause, held, err := r.pauseMark(ctx, v, names)
 	if held || err != nil {

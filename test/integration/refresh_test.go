@@ -132,6 +132,25 @@ var _ = Describe("The refresh strategy", func() {
 		expectNoRollout(dep, before)
 	})
 
+	It("ends a StatefulSet's pause when the change it held at its end is refreshed in place", func() {
+		env := createConfigMap(ns, "env", map[string]string{"k": "1"})
+		vol := createConfigMap(ns, "vol", map[string]string{"k": "1"})
+		ann := map[string]string{annotations.Auto: "true", annotations.ReloadStrategy: "refresh", annotations.PausePeriod: "3s"}
+		sts := createStatefulSet(ns, "sts", ann, envFromConfigMap("env"), volumeConfigMap("vol"), mountConfigMap("vol", ""))
+		startRipple("--enable-pod-refresh")
+		before := recorded(sts)
+		setData(env, "k", "2")
+		Eventually(pausedAt(sts), 10*time.Second).ShouldNot(BeEmpty(), "a change read through env pauses it")
+
+		setData(env, "k", "1")
+		setData(vol, "k", "2")
+
+		Eventually(eventsFor(sts), 15*time.Second).Should(ContainElement(HavePrefix("Refreshed: ")))
+		Eventually(pausedAt(sts), 10*time.Second).Should(BeEmpty(), "the pause ends")
+		Expect(eventsFor(sts)()).To(ContainElement(HavePrefix("PauseEnded: ")))
+		expectNoRollout(sts, before)
+	})
+
 	It("stamps the pods of a workload whose native sidecar alone mounts the changed object whole, and does not roll it", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), sidecarMounts("cfg"))
