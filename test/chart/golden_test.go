@@ -397,6 +397,11 @@ var _ = Describe("The chart, rendered offline", Label("chart"), func() {
 			{"--set", "digestKey.create=false"},
 			{"--set", "prometheusRule.enabled=true"},
 			{"--set", "prometheusRule.enabled=true", "--set", "serviceMonitor.enabled=true", "--set", "metrics.enabled=false"},
+			// The Lease name, which the API server refuses unless it is a DNS
+			// subdomain: no replica would ever lead, and nothing would roll.
+			{"--set", "highAvailability.enabled=true", "--set", "highAvailability.leaderElection.id=Ripple_Leader"},
+			{"--set", "highAvailability.enabled=true", "--set", "highAvailability.leaderElection.id=ripple-leader-"},
+			{"--set", "highAvailability.enabled=true", "--set", "highAvailability.leaderElection.id=" + strings.Repeat("a", 254)},
 		} {
 			_, err := helm.run(ctx, append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace}, bad...)...)
 			Expect(err).To(HaveOccurred(), strings.Join(bad, " "))

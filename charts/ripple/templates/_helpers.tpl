@@ -17,6 +17,24 @@
 {{- end }}
 {{- end }}
 
+{{/*
+The full name and a suffix, as (list . "suffix"), for an object whose name must
+fit a DNS label, 63 characters, as a Service's must: the full name is cut so
+that the whole fits. The other suffixed names (-digest-key, -leader,
+-leader-election, -dashboard) name kinds that take up to 253 characters and
+keep the full name whole: cutting them would rename the key Secret or the
+Lease of an existing installation on upgrade.
+*/}}
+{{- define "ripple.suffixedName" -}}
+{{- $suffix := printf "-%s" (last .) }}
+{{- include "ripple.fullname" (first .) | trunc (int (sub 63 (len $suffix))) | trimSuffix "-" }}{{ $suffix }}
+{{- end }}
+
+{{/* The metrics Service; its name is also the job label a ServiceMonitor gives ripple's series. */}}
+{{- define "ripple.metricsServiceName" -}}
+{{- include "ripple.suffixedName" (list . "metrics") }}
+{{- end }}
+
 {{- define "ripple.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
