@@ -33,34 +33,56 @@ func patternKey(kind refs.Kind, namespace string) string {
 // and Reconcile reads the template.
 func indexKeys(ns string, v *view) []string {
 	var out []string
+	kinds := map[refs.Kind]bool{}
+	add := func(kind refs.Kind, key string) {
+		out = append(out, key)
+		kinds[kind] = true
+	}
 	if v.templateRef != "" {
 		for _, kind := range refs.AllKinds {
 			if kp := v.policy.For(kind); kp.Auto || kp.Search {
-				out = append(out, patternKey(kind, ns))
+				add(kind, patternKey(kind, ns))
 			}
 		}
 	}
 	for r := range v.referenced {
 		kp := v.policy.For(r.Kind)
 		if kp.Auto || kp.Search {
-			out = append(out, refKey(r.Kind, ns, r.Name))
+			add(r.Kind, refKey(r.Kind, ns, r.Name))
 		}
 	}
 	for _, kind := range refs.AllKinds {
 		list := v.policy.For(kind).Reload
 		for _, name := range list.Literals() {
-			out = append(out, refKey(kind, ns, name))
+			add(kind, refKey(kind, ns, name))
 		}
 		if list.HasPatterns() {
-			out = append(out, patternKey(kind, ns))
+			add(kind, patternKey(kind, ns))
 		}
 	}
 	if v.ownRecord() {
 		for r := range v.record.objects {
 			if !isBucket(r) {
-				out = append(out, refKey(r.Kind, ns, r.Name))
+				add(r.Kind, refKey(r.Kind, ns, r.Name))
 			}
+		}
+	}
+	if len(out) <= maxIndexKeys {
+		return out
+	}
+	out = out[:0]
+	for _, kind := range refs.AllKinds {
+		if kinds[kind] {
+			out = append(out, patternKey(kind, ns))
 		}
 	}
 	return out
 }
+
+// maxIndexKeys bounds the keys one workload adds to the index, each of
+// which it holds twice (namespaced and not), a few hundred bytes each: a
+// record written by hand, or a pod spec naming tens of thousands of
+// objects, grew it by megabytes a workload. Past it, the workload is
+// indexed as a reload list with a pattern is, and queued by every object
+// of each kind it names in its namespace.
+const maxIndexKeys = 1024

@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -128,4 +130,52 @@ func TestViews_ARolloutWithWorkloadRefIsIndexedForEveryObjectItMayTrack(t *testi
 			}
 		})
 	}
+}
+
+// A workload whose record or pod spec names more objects than the index
+// takes is indexed by pattern for each kind it names: it is still queued by
+// a change of any of them, and the index does not grow with the names.
+func TestViews_AWorkloadNamingTooManyObjectsIsIndexedByPattern(t *testing.T) {
+	many := func(kind string, n int) string {
+		var b strings.Builder
+		b.WriteString("key=k;at=100")
+		for i := range n {
+			fmt.Fprintf(&b, ";%s/o%d=aa", kind, i)
+		}
+		return b.String()
+	}
+	cases := []struct {
+		name    string
+		ann     map[string]string
+		volumes []string
+		keys    []string
+	}{
+		{"a record within the bound", map[string]string{annotations.Recorded: many("Secret", maxIndexKeys-1)}, []string{"cfg"}, nil},
+		{"a record past the bound", map[string]string{annotations.Recorded: many("Secret", maxIndexKeys)}, []string{"cfg"}, []string{"ConfigMap/ns/*", "Secret/ns/*"}},
+		{"auto over a pod spec past the bound", map[string]string{annotations.Auto: "true"}, volumeNames(maxIndexKeys + 1), []string{"ConfigMap/ns/*"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.ann[annotations.Auto] = "true"
+			vs := deploymentViews(t)
+			got := vs.indexValues(deployment("1", c.ann, c.volumes...))
+			if c.keys == nil {
+				if len(got) != maxIndexKeys || slices.Contains(got, "Secret/ns/*") {
+					t.Errorf("got %d keys, want every name, %d", len(got), maxIndexKeys)
+				}
+				return
+			}
+			if slices.Sort(got); !slices.Equal(got, c.keys) {
+				t.Errorf("index keys = %v (%d), want %v", got[:min(len(got), 4)], len(got), c.keys)
+			}
+		})
+	}
+}
+
+func volumeNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("cm%d", i)
+	}
+	return out
 }
