@@ -128,8 +128,7 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 	if !marked {
 		return Result{}, false, nil
 	}
-	var run pendingRun
-	err := json.Unmarshal([]byte(raw), &run)
+	run, err := decodeRun(raw)
 	original := run.Job
 	run.Job = refit(cj, run.Job)
 	if err != nil || len(run.Job) > maxJobName(cj) || len(validation.IsDNS1123Subdomain(run.Job)) > 0 {
@@ -160,6 +159,19 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 	}
 	job, created, err := startRun(ctx, c, t, cj, run)
 	return ran(job, created, run.Cause), true, err
+}
+
+// maxCause bounds a cause read back from an annotation, which anyone who
+// may edit the workload can write: it goes into logs, alerts, an Event and
+// the new Job's annotation. ripple's own are shorter (describe).
+const maxCause = 1024
+
+// decodeRun reads the Run annotation's value.
+func decodeRun(raw string) (pendingRun, error) {
+	var run pendingRun
+	err := json.Unmarshal([]byte(raw), &run)
+	run.Cause = annotations.Shorten(run.Cause, maxCause)
+	return run, err
 }
 
 // startRun creates the Job run names, unless it exists, then removes the

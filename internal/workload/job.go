@@ -69,6 +69,15 @@ type pendingJob struct {
 	Cause string `json:"cause"`
 }
 
+// decodeJob reads the Recreate annotation's value. A mangled one still
+// recreates the Job, without a stamp.
+func decodeJob(raw string) pendingJob {
+	var pending pendingJob
+	_ = json.Unmarshal([]byte(raw), &pending)
+	pending.Cause = annotations.Shorten(pending.Cause, maxCause)
+	return pending
+}
+
 func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch Change) (Result, error) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
@@ -141,9 +150,7 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 		// when they are gone, and that update queues the Job again.
 		return Result{}, true, nil
 	}
-	var pending pendingJob
-	// A mangled annotation still recreates the Job, without a stamp.
-	_ = json.Unmarshal([]byte(raw), &pending)
+	pending := decodeJob(raw)
 	next := recreated(job, pending)
 	err := wouldCreate(ctx, c, next)
 	ending := errors.Is(err, errNamespaceEnding)

@@ -223,3 +223,25 @@ func TestRefit_FitsAnOldJobNameOfRipplesToItsCronJob(t *testing.T) {
 		})
 	}
 }
+
+// A cause written by hand into a run's or a recreation's annotation reaches
+// logs, alerts, Events and the new Job bounded, as ripple's own do.
+func TestDecode_BoundsACauseWrittenByHand(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	for _, c := range []struct {
+		name  string
+		cause func(raw string) string
+	}{
+		{"a CronJob's run", func(raw string) string { run, _ := decodeRun(raw); return run.Cause }},
+		{"a Job's recreation", func(raw string) string { return decodeJob(raw).Cause }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.cause(`{"job":"x-reload-deadbeef","stamp":"s","cause":"` + long + `"}`); len(got) > maxCause {
+				t.Errorf("cause of %d bytes, want at most %d", len(got), maxCause)
+			}
+			if got := c.cause(`{"job":"x-reload-deadbeef","stamp":"s","cause":"ConfigMap cfg"}`); got != "ConfigMap cfg" {
+				t.Errorf("cause = %q, want it whole", got)
+			}
+		})
+	}
+}
