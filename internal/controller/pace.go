@@ -512,11 +512,13 @@ func (r *Reconciler) reconcilePaced(ctx context.Context, req ctrl.Request) (ctrl
 // waveOf names the wave of a rollout: the first changed object, in the
 // namespace, at the version that changed. Every workload that one edit
 // rolls is in the same wave. A bucket of a folded record has no version
-// of its own: the newest of its members' names it, that of the object
-// edited, whatever else each workload tracks in the bucket. Without it,
-// every later change of a bucket joined the wave of the first, and a
-// workload still holding its slot wrote none of them. A deleted object
-// has no version either: its deletions share a wave.
+// of its own: the newest of its members, the object edited, names it, as
+// it names the wave of a workload whose record names that object, whatever
+// else each workload tracks in the bucket. Without it, every later change
+// of a bucket joined the wave of the first, and a workload still holding
+// its slot wrote none of them; named by the bucket, one edit made two
+// waves, each of --max-rollouts-in-progress. A deleted object has no
+// version either: its deletions share a wave.
 func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string {
 	if len(changed) == 0 {
 		return ns
@@ -525,21 +527,26 @@ func waveOf(ns string, changed []refs.Ref, current map[refs.Ref]tracked) string 
 	if t, ok := current[ref]; ok {
 		at = t.version.version
 	} else if isBucket(ref) {
-		at = newestMember(ref, current)
+		if member, version := newestMember(ref, current); version != "" {
+			ref, at = member, version
+		} else {
+			at = ""
+		}
 	}
 	return ns + "/" + ref.String() + "@" + at
 }
 
-// newestMember is the newest version among the tracked objects of a
-// record's bucket.
-func newestMember(bucket refs.Ref, current map[refs.Ref]tracked) string {
+// newestMember is the tracked object of a record's bucket at the newest
+// version, and that version.
+func newestMember(bucket refs.Ref, current map[refs.Ref]tracked) (refs.Ref, string) {
+	var member refs.Ref
 	newest := ""
 	for ref, t := range current {
 		if bucketRef(ref.Kind, ref.Name) == bucket && (newest == "" || newerVersion(t.version.version, newest)) {
-			newest = t.version.version
+			member, newest = ref, t.version.version
 		}
 	}
-	return newest
+	return member, newest
 }
 
 // intervalHolds is how long the workload's minimum interval still holds

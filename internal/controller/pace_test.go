@@ -343,6 +343,9 @@ func TestWaveOf_NamesOneWavePerEdit(t *testing.T) {
 		{"one edit of a bucket, for workloads that track other members of it",
 			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90"})),
 			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "12"})), true},
+		{"one edit, for a workload whose record names the object and one whose folded record has it in a bucket",
+			waveOf("ns", []refs.Ref{edited}, at(map[refs.Ref]string{edited: "90"})),
+			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "12"})), true},
 		{"two edits of a bucket", waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "12"})),
 			waveOf("ns", []refs.Ref{bucket}, at(map[refs.Ref]string{edited: "90", other: "95"})), false},
 	}
