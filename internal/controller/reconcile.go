@@ -359,12 +359,19 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	// and the object recreated with the same data rolls (a rollout too
 	// many) rather than not (a change lost).
 	next := r.next(v, r.kept(rec, v.current, changes, len(causes) > 0))
-	if len(causes) > 0 && r.podsRunCurrent(v, rec, causes) {
+	run := len(causes) > 0 && !r.podsRunCurrent(v, rec, causes)
+	if !run {
+		// A record written without a rollout keeps the wave of the last
+		// one: a restart restores the slots of rollouts still in progress
+		// from the records (pacer.restore).
+		next.wave = rec.wave
+	}
+	if len(causes) > 0 && !run {
 		log.Info("Recording the config again: the record is older than the rollout the pod template shows, which had this config",
 			"annotation", annotations.Recorded)
 		return outcome{}, r.record(ctx, v.obj, next)
 	}
-	if len(causes) > 0 {
+	if run {
 		keys := changedKeys(rec, v.current, causes, keyed)
 		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))
 		if out.rolled && !r.Opts.DryRun {

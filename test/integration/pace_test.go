@@ -166,6 +166,32 @@ var _ = Describe("Paced rollouts", func() {
 		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(2))
 	})
 
+	It("still counts a rollout in progress after ripple restarts when its record was written again without a rollout since", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		var deps []*appsv1.Deployment
+		for i := range 3 {
+			deps = append(deps, createDeployment(ns, fmt.Sprintf("app-%d", i), map[string]string{annotations.ConfigMapReload: "cfg,later"}))
+		}
+		args := []string{"--max-rollouts-in-progress=1", "--rollout-timeout=5m"}
+		first := startRipple(args...)
+		before := recordAll(deps)
+		setData(cm, "k", "2")
+		rolled := rolledOf(deps, before)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		holder := rolled()[0]
+		written := stateOf(holder).Recorded
+		createConfigMap(ns, "later", map[string]string{"k": "1"})
+		Eventually(func() string { return stateOf(holder).Recorded }, 10*time.Second).Should(ContainSubstring("ConfigMap/later="),
+			"its creation is recorded, and rolls nothing")
+		Expect(stateOf(holder).Recorded).NotTo(Equal(written))
+		first.stop()
+
+		startRipple(args...)
+		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1), "no second while the first, started before the restart, is in progress")
+		markAvailable(holder)
+		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
+	})
+
 	It("no longer counts a queued workload in ripple_rollouts_queued once it is deleted", func() {
 		w := startPacedWave(ns, 3, 1)
 		deps, addr, rolled := w.deps, w.addr, w.rolled
