@@ -581,6 +581,22 @@ func refuseJobsButDryRuns(ns string) (allow func()) {
 	})
 }
 
+// owedJob makes ripple delete Job migrate in ns for a change and owe its
+// recreation: the API server refuses the new Job after a dry run admitted
+// it, until allow.
+func owedJob(ns string) (job *batchv1.Job, r *rippleInstance, allow func()) {
+	GinkgoHelper()
+	cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+	job = createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+	r = startRipple()
+	expectRecorded(job)
+	allow = refuseJobsButDryRuns(ns)
+	setData(cm, "k", "2")
+	actAsGarbageCollector(job)
+	Eventually(r.logs, 30*time.Second).Should(gbytes.Say("recreating Job "+ns+"/migrate"), "the first tries are refused")
+	return job, r, allow
+}
+
 // fillJobQuota puts ns under a quota of one Job, filled, with the status
 // the quota controller, which the control plane does not run, would give
 // it; the returned func frees it, as that controller does once the Job is
@@ -826,14 +842,7 @@ var _ = Describe("Jobs", func() {
 
 	It("recreates a Job the API server refused after a dry run admitted it, once it accepts it", func() {
 		ns := newBatchNamespace()
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
-		r := startRipple()
-		expectRecorded(job)
-		allow := refuseJobsButDryRuns(ns)
-		setData(cm, "k", "2")
-		actAsGarbageCollector(job)
-		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("recreating Job "+ns+"/migrate"), "the first tries are refused")
+		job, _, allow := owedJob(ns)
 		Expect(jobNow(ns, "migrate")()).To(BeNil(), "the old Job is gone")
 
 		allow()
@@ -843,14 +852,7 @@ var _ = Describe("Jobs", func() {
 
 	It("stops owing a Job the API server refused once its namespace is being deleted", func() {
 		ns := newBatchNamespace()
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
-		r := startRipple()
-		expectRecorded(job)
-		refuseJobsButDryRuns(ns)
-		setData(cm, "k", "2")
-		actAsGarbageCollector(job)
-		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("recreating Job "+ns+"/migrate"), "the first tries are refused")
+		_, r, _ := owedJob(ns)
 
 		Expect(k8s.Delete(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 

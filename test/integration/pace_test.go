@@ -101,6 +101,22 @@ func startPacedWave(ns string, n, limit int, args ...string) pacedWave {
 	return w
 }
 
+// restartArgs pace one rollout at a time, whose slot a restart of ripple
+// restores: its --rollout-timeout outlasts the spec.
+var restartArgs = []string{"--max-rollouts-in-progress=1", "--rollout-timeout=5m"}
+
+// oneRolling starts ripple with args, changes cm, which deps use, and waits
+// until one of them rolled; rolled tells which have rolled since.
+func oneRolling(cm *corev1.ConfigMap, deps []*appsv1.Deployment, args ...string) (r *rippleInstance, rolled func() []*appsv1.Deployment) {
+	GinkgoHelper()
+	r = startRipple(args...)
+	before := recordAll(deps)
+	setData(cm, "k", "2")
+	rolled = rolledOf(deps, before)
+	Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+	return r, rolled
+}
+
 var _ = Describe("Paced rollouts", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace(nil) })
@@ -151,15 +167,10 @@ var _ = Describe("Paced rollouts", func() {
 	It("still counts a rollout in progress after ripple restarts, and starts the next once it is available", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		deps := wave(ns, "cfg", 3)
-		args := []string{"--max-rollouts-in-progress=1", "--rollout-timeout=5m"}
-		first := startRipple(args...)
-		before := recordAll(deps)
-		setData(cm, "k", "2")
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		first, rolled := oneRolling(cm, deps, restartArgs...)
 		first.stop()
 
-		startRipple(args...)
+		startRipple(restartArgs...)
 		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1), "no second while the first, started before the restart, is in progress")
 		markAvailable(rolled()[0])
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
@@ -172,12 +183,7 @@ var _ = Describe("Paced rollouts", func() {
 		for i := range 3 {
 			deps = append(deps, createDeployment(ns, fmt.Sprintf("app-%d", i), map[string]string{annotations.ConfigMapReload: "cfg,later"}))
 		}
-		args := []string{"--max-rollouts-in-progress=1", "--rollout-timeout=5m"}
-		first := startRipple(args...)
-		before := recordAll(deps)
-		setData(cm, "k", "2")
-		rolled := rolledOf(deps, before)
-		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(1))
+		first, rolled := oneRolling(cm, deps, restartArgs...)
 		holder := rolled()[0]
 		written := stateOf(holder).Recorded
 		createConfigMap(ns, "later", map[string]string{"k": "1"})
@@ -186,7 +192,7 @@ var _ = Describe("Paced rollouts", func() {
 		Expect(stateOf(holder).Recorded).NotTo(Equal(written))
 		first.stop()
 
-		startRipple(args...)
+		startRipple(restartArgs...)
 		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1), "no second while the first, started before the restart, is in progress")
 		markAvailable(holder)
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
