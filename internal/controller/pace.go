@@ -484,6 +484,23 @@ func (p *pacer) gauge() {
 // pace holds a rollout back while its wave has no free slot for it; paused
 // is the pause period it starts with, if any. Without
 // --max-rollouts-in-progress, or under --dry-run, nothing is paced.
+// admitRollout is the pacer's answer to a rollout, and the wave its record
+// names. A change written into the template of a Deployment ripple paused
+// asks for no slot: the write starts no rollout, and the slot of the change
+// that began the pause counts the one its end starts. Waiting for a slot of
+// its own, when its wave was full, left it out of that rollout, and it
+// rolled again after, with a pause of its own.
+func (r *Reconciler) admitRollout(ctx context.Context, v state, changed []refs.Ref, pause *workload.PauseMark) (string, admission) {
+	if r.pacer == nil || r.ownerPaused(v.obj) {
+		return "", admitted
+	}
+	if r.inSpecPause(v) {
+		return v.record.wave, admitted
+	}
+	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
+	return wave, r.pace(ctx, v.obj, wave, r.pausedFor(v, pause))
+}
+
 func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, paused time.Duration) admission {
 	if r.pacer == nil || r.Opts.DryRun || r.ownerPaused(obj) {
 		return admitted

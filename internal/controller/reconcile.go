@@ -563,11 +563,9 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Held: its last rollout was less than %s ago; the changes made until then roll together", v.minInterval)
 		return outcome{deferred: true, requeue: left}, nil
 	}
-	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
-	if r.pacer != nil && !r.ownerPaused(v.obj) {
-		next.wave = wave
-	}
-	switch r.pace(ctx, v.obj, wave, r.pausedFor(v, pause)) {
+	wave, admission := r.admitRollout(ctx, v, changed, pause)
+	next.wave = wave
+	switch admission {
 	case queued:
 		return outcome{deferred: true, requeue: paceRecheck}, nil
 	case underway:
@@ -586,7 +584,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	// An error after the rollout created its object (a CronJob's Job whose
 	// run annotation stayed) is retried, but the run went: it is reported.
 	failed := err != nil && res.Created == nil
-	if r.pacer != nil && (failed || res.Wait > 0 || res.Held != "") {
+	if r.pacer != nil && !r.inSpecPause(v) && (failed || res.Wait > 0 || res.Held != "") {
 		r.pacer.release(r.Type, v.obj, wave)
 	}
 	if failed {

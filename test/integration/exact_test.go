@@ -525,21 +525,24 @@ func (f *failingReads) wrap(next http.RoundTripper) http.RoundTripper {
 	})
 }
 
-// heldReads holds ripple's GETs of one object until release is closed, and
-// says on arrived when the first comes.
+// heldReads holds ripple's GETs of one object, while holding, until
+// release is closed, and says on arrived when the first held one comes.
 type heldReads struct {
 	path    string
+	holding atomic.Bool
 	arrived chan struct{}
 	release chan struct{}
 }
 
 func newHeldReads(path string) *heldReads {
-	return &heldReads{path: path, arrived: make(chan struct{}, 1), release: make(chan struct{})}
+	h := &heldReads{path: path, arrived: make(chan struct{}, 1), release: make(chan struct{})}
+	h.holding.Store(true)
+	return h
 }
 
 func (h *heldReads) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, h.path) {
+		if h.holding.Load() && req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, h.path) {
 			select {
 			case h.arrived <- struct{}{}:
 			default:

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -196,6 +198,37 @@ var _ = Describe("Paced rollouts", func() {
 		Consistently(func() int { return len(rolled()) }, quiet).Should(Equal(1), "no second while the first, started before the restart, is in progress")
 		markAvailable(holder)
 		Eventually(func() int { return len(rolled()) }, 10*time.Second).Should(Equal(2))
+	})
+
+	It("writes a change into a Deployment it paused without waiting for a slot, so the pause's end rolls it once", func() {
+		cfgA := createConfigMap(ns, "cfg-a", map[string]string{"k": "1"})
+		cfgB := createConfigMap(ns, "cfg-b", map[string]string{"k": "1"})
+		slow := createSecret(ns, "slow", map[string]string{"k": "1"})
+		paused := createDeployment(ns, "paused", pauseFor("8s"), envFromConfigMap("cfg-a"), envFromConfigMap("cfg-b"), envFromSecret("slow"))
+		other := createDeployment(ns, "other", auto, envFromConfigMap("cfg-b"))
+		reads := newHeldReads("/namespaces/" + ns + "/secrets/slow")
+		reads.holding.Store(false)
+		withRippleTransport(reads.wrap)
+		startRipple(restartArgs...)
+		before := recordAll([]*appsv1.Deployment{paused, other})
+		setData(cfgA, "k", "2")
+		Eventually(specPaused(paused), 10*time.Second).Should(BeTrue())
+		// Busy reading slow, the paused Deployment asks for a slot of
+		// cfg-b's change only after other took the only one.
+		reads.holding.Store(true)
+		setSecretData(slow, "k", "2")
+		Eventually(reads.arrived, 10*time.Second).Should(Receive())
+		setData(cfgB, "k", "2")
+		Eventually(before[1].Rollouts, 10*time.Second).Should(Equal(1))
+
+		close(reads.release)
+
+		Eventually(specPaused(paused), 20*time.Second).Should(BeFalse(), "the pause ends")
+		markAvailable(other)
+		pauses := func() []string {
+			return slices.DeleteFunc(eventsFor(paused)(), func(e string) bool { return !strings.HasPrefix(e, "Reloaded: Paused for") })
+		}
+		Consistently(pauses, quiet).Should(HaveLen(1), "one pause and one rollout, with every change made during it")
 	})
 
 	It("no longer counts a queued workload in ripple_rollouts_queued once it is deleted", func() {
