@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"slices"
+
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
@@ -67,7 +69,9 @@ func indexKeys(ns string, v *view) []string {
 			}
 		}
 	}
-	if len(out) <= maxIndexKeys {
+	// A workload names most objects twice, in its pod spec and its record.
+	slices.Sort(out)
+	if out = slices.Compact(out); len(out) <= maxIndexKeys {
 		return out
 	}
 	out = out[:0]

@@ -177,6 +177,26 @@ func (p *pacer) admit(ctx context.Context, typ workload.Type, obj client.Object,
 	return admitted
 }
 
+// heldWave is a wave the workload holds a slot in, "" if none: the
+// rollout in progress that a record written without a rollout still
+// names, so that a restart restores its slot. Not the record's wave, which
+// may name a rollout long done, or be an old record written back.
+func (p *pacer) heldWave(ctx context.Context, typ workload.Type, key types.NamespacedName) string {
+	p.restored.Do(func() { p.restore(ctx) })
+	k := paceKey{kind: typ.Kind, NamespacedName: key}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[k] == 0 {
+		return ""
+	}
+	for wave, slots := range p.waves {
+		if _, ok := slots[k]; ok {
+			return wave
+		}
+	}
+	return ""
+}
+
 // take gives the workload a slot in the wave; p.mu is held.
 func (p *pacer) take(k paceKey, wave string, s slot) {
 	if p.waves[wave] == nil {
@@ -481,9 +501,6 @@ func (p *pacer) gauge() {
 	rolloutsQueued.Set(float64(len(p.waiting)))
 }
 
-// pace holds a rollout back while its wave has no free slot for it; paused
-// is the pause period it starts with, if any. Without
-// --max-rollouts-in-progress, or under --dry-run, nothing is paced.
 // admitRollout is the pacer's answer to a rollout, and the wave its record
 // names. A change written into the template of a Deployment ripple paused
 // asks for no slot: the write starts no rollout, and the slot of the change
@@ -501,6 +518,9 @@ func (r *Reconciler) admitRollout(ctx context.Context, v state, changed []refs.R
 	return wave, r.pace(ctx, v.obj, wave, r.pausedFor(v, pause))
 }
 
+// pace holds a rollout back while its wave has no free slot for it; paused
+// is the pause period it starts with, if any. Without
+// --max-rollouts-in-progress, or under --dry-run, nothing is paced.
 func (r *Reconciler) pace(ctx context.Context, obj client.Object, wave string, paused time.Duration) admission {
 	if r.pacer == nil || r.Opts.DryRun || r.ownerPaused(obj) {
 		return admitted

@@ -360,11 +360,11 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	// many) rather than not (a change lost).
 	next := r.next(v, r.kept(rec, v.current, changes, len(causes) > 0))
 	run := len(causes) > 0 && !r.podsRunCurrent(v, rec, causes)
-	if !run {
-		// A record written without a rollout keeps the wave of the last
-		// one: a restart restores the slots of rollouts still in progress
+	if !run && r.pacer != nil {
+		// A record written without a rollout names the wave of one still
+		// in progress: a restart restores the slots of such rollouts
 		// from the records (pacer.restore).
-		next.wave = rec.wave
+		next.wave = r.pacer.heldWave(ctx, r.Type, client.ObjectKeyFromObject(v.obj))
 	}
 	if len(causes) > 0 && !run {
 		log.Info("Recording the config again: the record is older than the rollout the pod template shows, which had this config",

@@ -857,7 +857,7 @@ var _ = Describe("Jobs", func() {
 		Expect(k8s.Delete(suiteCtx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 
 		Eventually(r.logs, 30*time.Second).Should(gbytes.Say("Dropping the workload owed: its namespace is being deleted.*" + ns))
-		Consistently(r.logs, quiet).ShouldNot(gbytes.Say("recreating Job "+ns+"/migrate"), "not retried for good")
+		Consistently(r.logs, quiet).ShouldNot(gbytes.Say("creating Job "+ns+"/migrate again"), "not retried for good")
 	})
 
 	It("recreates a Job whose old one fills a quota of Jobs", func() {
