@@ -512,7 +512,7 @@ func (r *Reconciler) admitRollout(ctx context.Context, v state, changed []refs.R
 		return "", admitted
 	}
 	if r.inSpecPause(v) {
-		return v.record.wave, admitted
+		return r.pacer.heldWave(ctx, r.Type, client.ObjectKeyFromObject(v.obj)), admitted
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
 	return wave, r.pace(ctx, v.obj, wave, r.pausedFor(v, pause))
