@@ -360,6 +360,7 @@ func TestValuesNotesANamespaceToIgnoreReloaderMatchedNone(t *testing.T) {
 		{"a name twice with spaces", "reloader: {ignoreNamespaces: 'a, monitoring, monitoring '}", []string{"monitoring"}},
 		{"ignores not carried over, with namespaces listed", "reloader: {namespaces: [a], ignoreNamespaces: 'a, b'}", nil},
 		{"ignores not carried over, without watchGlobally", "reloader: {watchGlobally: false, ignoreNamespaces: 'a, b'}", nil},
+		{"a YAML list, which Reloader's chart passed as one entry", "reloader: {ignoreNamespaces: [kube-system, monitoring]}", []string{"kube-system", "monitoring"}},
 	}
 	const prefix = "namespacesToIgnore: ripple ignores "
 	for _, tt := range tests {

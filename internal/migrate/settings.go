@@ -307,8 +307,16 @@ func (m *mapper) watchOwnNamespace() {
 // namespace with, and ripple, trimming it, ignores: Reloader's chart
 // passes the value as written, pflag reads the flag as a line of CSV,
 // keeping the spaces around an entry, and Reloader compares names exactly.
-// Workloads Reloader rolled there would silently stop rolling.
+// Workloads Reloader rolled there would silently stop rolling. A YAML list
+// the chart renders as "[a b]": one entry, which names no namespace.
 func (m *mapper) untrimmed(v any) {
+	if list, ok := v.([]any); ok {
+		for _, name := range list {
+			m.note("namespacesToIgnore: ripple ignores %v, where Reloader rolled workloads: its chart passed the list as one entry, %q, which matched no namespace (take %v out of the list to keep them rolling)",
+				name, fmt.Sprint(list), name)
+		}
+		return
+	}
 	s, ok := v.(string)
 	if !ok {
 		return
