@@ -149,7 +149,7 @@ var _ = Describe("The refresh strategy", func() {
 
 		Eventually(eventsFor(sts), 20*time.Second).Should(ContainElement(HavePrefix("Refreshed: ")))
 		Eventually(pausedAt(sts), 10*time.Second).Should(BeEmpty(), "the pause ends")
-		Expect(eventsFor(sts)()).To(ContainElement(HavePrefix("PauseEnded: ")))
+		Eventually(eventsFor(sts), 10*time.Second).Should(ContainElement(HavePrefix("PauseEnded: ")), "and says so")
 		expectNoRollout(sts, before)
 	})
 
