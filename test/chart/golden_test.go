@@ -32,13 +32,20 @@ func valuesFile(c string) string { return filepath.Join("testdata", c+".values.y
 // render runs `helm template` for the golden release with the values of
 // case c and any further helm flags, and parses the result.
 func render(c string, flags ...string) (string, objects) {
+	GinkgoHelper()
+	return renderAs(goldenRelease, goldenNamespace, c, flags...)
+}
+
+// renderAs is render for another release name and namespace.
+func renderAs(release, namespace, c string, flags ...string) (string, objects) {
+	GinkgoHelper()
 	ctx, cancel := testCtx()
 	defer cancel()
-	args := append([]string{"template", goldenRelease, chartDir, "--namespace", goldenNamespace, "-f", valuesFile(c)}, flags...)
+	args := append([]string{"template", release, chartDir, "--namespace", namespace, "-f", valuesFile(c)}, flags...)
 	out, err := helm.run(ctx, args...)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	Expect(err).NotTo(HaveOccurred())
 	objs, err := parseManifest(out)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	Expect(err).NotTo(HaveOccurred())
 	return out, objs
 }
 

@@ -23,11 +23,7 @@ var _ = Describe("The chart with the longest names", Label("install"), func() {
 	DescribeTable("names every object, and what ripple creates, as the API server takes them",
 		func(ctx SpecContext, release string, flags ...string) {
 			createNamespaces(ctx, namespace)
-			args := append([]string{"template", release, chartDir, "--namespace", namespace, "-f", valuesFile("monitoring")}, flags...)
-			out, err := helm.run(ctx, args...)
-			Expect(err).NotTo(HaveOccurred())
-			objs, err := parseManifest(out)
-			Expect(err).NotTo(HaveOccurred())
+			out, objs := renderAs(release, namespace, "monitoring", flags...)
 
 			// The metrics Service's name is also the job label a
 			// ServiceMonitor gives ripple's series, which the alerts select.
