@@ -69,6 +69,9 @@ func indexKeys(ns string, v *view) []string {
 			}
 		}
 	}
+	if len(out) <= maxIndexKeys {
+		return out
+	}
 	// A workload names most objects twice, in its pod spec and its record.
 	slices.Sort(out)
 	if out = slices.Compact(out); len(out) <= maxIndexKeys {

@@ -501,6 +501,15 @@ func (p *pacer) gauge() {
 	rolloutsQueued.Set(float64(len(p.waiting)))
 }
 
+// heldWave is the wave of a paced rollout of the workload still in
+// progress (pacer.heldWave), "" if none or without pacing.
+func (r *Reconciler) heldWave(ctx context.Context, v state) string {
+	if r.pacer == nil {
+		return ""
+	}
+	return r.pacer.heldWave(ctx, r.Type, client.ObjectKeyFromObject(v.obj))
+}
+
 // admitRollout is the pacer's answer to a rollout, and the wave its record
 // names. A change written into the template of a Deployment ripple paused
 // asks for no slot: the write starts no rollout, and the slot of the change
@@ -512,10 +521,10 @@ func (r *Reconciler) admitRollout(ctx context.Context, v state, changed []refs.R
 		return "", admitted
 	}
 	if r.inSpecPause(v) {
-		return r.pacer.heldWave(ctx, r.Type, client.ObjectKeyFromObject(v.obj)), admitted
+		return r.heldWave(ctx, v), admitted
 	}
 	wave := waveOf(v.obj.GetNamespace(), changed, v.current)
-	return wave, r.pace(ctx, v.obj, wave, r.pausedFor(v, pause))
+	return wave, r.pace(ctx, v.obj, wave, pausedFor(v, pause))
 }
 
 // pace holds a rollout back while its wave has no free slot for it; paused

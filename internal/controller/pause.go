@@ -191,13 +191,11 @@ func (r *Reconciler) ownerPaused(obj client.Object) bool {
 }
 
 // pausedFor is how long a rollout written now stays paused: the period of
-// the pause it starts, or what is left of the pause a Deployment is in.
-func (r *Reconciler) pausedFor(v state, mark *workload.PauseMark) time.Duration {
-	switch {
-	case mark != nil && mark.At != "":
+// the pause it starts. A change written into a pause that holds the
+// template already takes no slot (admitRollout).
+func pausedFor(v state, mark *workload.PauseMark) time.Duration {
+	if mark != nil && mark.At != "" {
 		return v.pausePeriod
-	case r.inSpecPause(v):
-		return max(r.pauseLeft(v.view), 0)
 	}
 	return 0
 }

@@ -359,19 +359,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	// and the object recreated with the same data rolls (a rollout too
 	// many) rather than not (a change lost).
 	next := r.next(v, r.kept(rec, v.current, changes, len(causes) > 0))
-	run := len(causes) > 0 && !r.podsRunCurrent(v, rec, causes)
-	if !run && r.pacer != nil {
-		// A record written without a rollout names the wave of one still
-		// in progress: a restart restores the slots of such rollouts
-		// from the records (pacer.restore).
-		next.wave = r.pacer.heldWave(ctx, r.Type, client.ObjectKeyFromObject(v.obj))
-	}
-	if len(causes) > 0 && !run {
-		log.Info("Recording the config again: the record is older than the rollout the pod template shows, which had this config",
-			"annotation", annotations.Recorded)
-		return outcome{}, r.record(ctx, v.obj, next)
-	}
-	if run {
+	if len(causes) > 0 && !r.podsRunCurrent(v, rec, causes) {
 		keys := changedKeys(rec, v.current, causes, keyed)
 		out, err := r.roll(ctx, v, next, causes, describe(causes, keys))
 		if out.rolled && !r.Opts.DryRun {
@@ -379,9 +367,18 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 		}
 		return out, err
 	}
-	if rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {
+	if len(causes) == 0 && rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {
 		skipsTotal.WithLabelValues(skipUnchanged).Inc()
 		return outcome{}, nil
+	}
+	// A record written without a rollout names the wave of one still in
+	// progress: a restart restores the slots of such rollouts from the
+	// records (pacer.restore).
+	next.wave = r.heldWave(ctx, v)
+	if len(causes) > 0 {
+		log.Info("Recording the config again: the record is older than the rollout the pod template shows, which had this config",
+			"annotation", annotations.Recorded)
+		return outcome{}, r.record(ctx, v.obj, next)
 	}
 	skipsTotal.WithLabelValues(reason).Inc()
 	log.V(1).Info("Recording a change that does not roll", "reason", reason)
