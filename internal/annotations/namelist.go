@@ -43,6 +43,9 @@ type NameList struct {
 	// budget for regular expressions nothing.
 	dotted   []string
 	patterns []*regexp.Regexp
+	// memo numbers a list whose patterns cost more than memoCost in memos;
+	// 0 for a list that matches without remembering.
+	memo uint64
 }
 
 // ParseNameList parses a reload list. Entries that cannot be used are
@@ -172,6 +175,9 @@ var skipLabels = [skipKinds]string{
 }
 
 func (b *listBuilder) done(list string) parsedList {
+	if b.cost > memoCost {
+		b.list.memo = memoIDs.Add(1)
+	}
 	slices.Sort(b.list.literals)
 	b.list.literals = slices.Compact(b.list.literals)
 	b.size += len(list) + 256
@@ -262,6 +268,13 @@ func (l NameList) Match(name string) bool {
 			return true
 		}
 	}
+	if l.memo != 0 {
+		return memos.match(l.memo, name, l.matchPatterns)
+	}
+	return l.matchPatterns(name)
+}
+
+func (l NameList) matchPatterns(name string) bool {
 	for _, re := range l.patterns {
 		if re.MatchString(name) {
 			return true
