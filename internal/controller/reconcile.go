@@ -646,15 +646,25 @@ func (r *Reconciler) scheduledRestart(v state, strategy string) time.Time {
 }
 
 // resume carries on a rollout that spans several reconciles (a Job's
-// recreation); underway says there was one, which this reconcile is.
+// recreation, a CronJob's run); underway says there was one, which this
+// reconcile is.
 func (r *Reconciler) resume(ctx context.Context, req ctrl.Request, obj client.Object) (ctrl.Result, bool, error) {
 	if r.Type.Resume == nil {
 		return ctrl.Result{}, false, nil
 	}
-	res, underway, err := r.Type.Resume(ctx, r.Client, obj)
+	var res workload.Result
 	// Whatever holds the name now, a user's Job or ripple's, is not to be
 	// replaced by one owed before: a later deletion of it is final.
-	r.owed.keep(req.NamespacedName, res)
+	defer func() { r.owed.keep(req.NamespacedName, res) }()
+	// Out of scope, a mark waits for its namespace to be in scope again,
+	// so that one written there by hand deletes or creates nothing. A Job
+	// ripple is deleting already goes on: its finalizer is ripple's.
+	if obj.GetDeletionTimestamp() == nil {
+		if selected, err := r.namespaceSelected(ctx, req.Namespace); err != nil || !selected {
+			return ctrl.Result{}, err != nil, err
+		}
+	}
+	res, underway, err := r.Type.Resume(ctx, r.Client, obj)
 	if !underway {
 		return ctrl.Result{}, false, nil
 	}

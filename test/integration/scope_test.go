@@ -120,6 +120,29 @@ var _ = Describe("Namespace scope, as in Reloader", func() {
 		}, quiet).Should(Equal(len(cases)), "each workload rolls exactly once")
 	})
 
+	DescribeTable("acts on no recreate or run mark written by hand on a Job or CronJob out of scope",
+		func(flag func(in, out string) string) {
+			in := newNamespace(map[string]string{"ripple-marks": "in"})
+			out := newNamespace(map[string]string{"ripple-marks": "out"})
+			run := map[string]string{annotations.Auto: "true", annotations.Run: `{"job":"nightly-by-hand","stamp":"s","cause":"ConfigMap/cfg"}`}
+			for _, ns := range []string{in, out} {
+				DeferCleanup(removeBatchLeftovers, ns)
+				createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+				createCronJob(ns, "nightly", run, envFromConfigMap("cfg"))
+			}
+			job := createJob(out, "migrate", map[string]string{annotations.Auto: "true", annotations.Recreate: `{"stamp":"s","cause":"ConfigMap/cfg"}`},
+				envFromConfigMap("cfg"))
+			startRipple(flag(in, out))
+			waitFor(jobsIn(in)).Should(ConsistOf("nightly-by-hand"), "in scope, the mark is carried on")
+
+			Consistently(jobsIn(out), quiet).Should(ConsistOf("migrate"), "out of scope, no Job is created")
+			Expect(jobNow(out, "migrate")()).To(HaveField("UID", job.UID), "nor deleted")
+			Expect(jobNow(out, "migrate")().DeletionTimestamp).To(BeNil())
+		},
+		Entry("--namespace-selector", func(_, _ string) string { return "--namespace-selector=ripple-marks=in" }),
+		Entry("--namespaces-to-ignore", func(_, out string) string { return "--namespaces-to-ignore=" + out }),
+	)
+
 	It("writes InvalidAnnotation Events only for workloads in scope, not in an ignored namespace nor one the selector excludes", func() {
 		invalid := map[string]string{annotations.Auto: "yes"}
 		inScope := newNamespace(map[string]string{"ripple-events": "in"})
