@@ -3,7 +3,6 @@ package migrate
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ripple-controller/ripple/internal/alert"
 )
@@ -56,13 +55,14 @@ func (m *mapper) alertSetting(p path, name, value string) bool {
 	case "ALERT_SINK":
 		sink, err := alert.ParseSink(value)
 		if err != nil {
-			m.drop(p, "not a sink ripple knows: slack, teams, gchat, raw or webhook")
+			m.drop(p, err.Error())
 			return true
 		}
 		m.set(at("alerts.sink"), string(sink))
 	case "ALERT_WEBHOOK_URL":
-		if !strings.HasPrefix(value, "http://") && !strings.HasPrefix(value, "https://") {
-			m.drop(p, "ripple sends alerts to http(s) URLs only")
+		// ripple checks it as it would at start; the error does not quote it.
+		if _, err := alert.ParseURL(value); err != nil {
+			m.drop(p, "the value "+err.Error()+", which ripple refuses")
 			return true
 		}
 		m.set(at("alerts.webhookUrl"), value)
