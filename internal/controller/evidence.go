@@ -61,12 +61,8 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 // ripple under a key it knows and not copied from an older object, names
 // other config than what the workload tracks now (templateStamp).
 func (r *Reconciler) podsRunOtherConfig(v state) bool {
-	st, ok := templateStamp(v)
-	if !ok || v.obj.GetCreationTimestamp().Unix() > st.at+clockSlack {
-		return false
-	}
-	keyed, ok := r.Keyed.Lookup(st.keyID)
-	return ok && workloadDigest(keyed, v.current) != st.digest
+	current, ok := r.stampSince(v, v.obj.GetCreationTimestamp().Unix()-clockSlack)
+	return ok && !current
 }
 
 // podsRunCurrent reports whether the pod template's stamp, newer than the
@@ -75,12 +71,24 @@ func (r *Reconciler) podsRunOtherConfig(v state) bool {
 // rolling for it again would roll at each write-back. A class's rotation is
 // not in the stamp (workloadDigest), so one among the causes rolls.
 func (r *Reconciler) podsRunCurrent(v state, rec record, causes []refs.Ref) bool {
-	st, ok := templateStamp(v)
-	if !ok || st.at <= rec.at+clockSlack || slices.ContainsFunc(causes, func(ref refs.Ref) bool { return ref.Kind == refs.SecretProviderClass }) {
+	if slices.ContainsFunc(causes, func(ref refs.Ref) bool { return ref.Kind == refs.SecretProviderClass }) {
 		return false
 	}
-	keyed, ok := r.Keyed.Lookup(st.keyID)
-	return ok && workloadDigest(keyed, v.current) == st.digest
+	current, ok := r.stampSince(v, rec.at+clockSlack+1)
+	return ok && current
+}
+
+// stampSince reads the pod template's stamp (templateStamp) if ripple wrote
+// it at from or later, API server seconds, under a key it knows: current
+// says whether it names the config the workload tracks now, and ok whether
+// there is such a stamp.
+func (r *Reconciler) stampSince(v state, from int64) (current, ok bool) {
+	st, found := templateStamp(v)
+	if !found || st.at < from {
+		return false, false
+	}
+	keyed, known := r.Keyed.Lookup(st.keyID)
+	return known && workloadDigest(keyed, v.current) == st.digest, known
 }
 
 // templateStamp reads the stamp of the workload's last rollout from its pod
@@ -154,14 +162,12 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 // sides).
 func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, error) {
 	next := r.next(v, nil)
-	if st, ok := templateStamp(v); ok && v.obj.GetCreationTimestamp().Unix() <= st.at+clockSlack {
-		if keyed, known := r.Keyed.Lookup(st.keyID); known {
-			if workloadDigest(keyed, v.current) == st.digest {
-				return outcome{}, r.recordCopied(ctx, v, next)
-			}
-			changed := sortedRefs(v.current)
-			return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
+	if current, ok := r.stampSince(v, v.obj.GetCreationTimestamp().Unix()-clockSlack); ok {
+		if current {
+			return outcome{}, r.recordCopied(ctx, v, next)
 		}
+		changed := sortedRefs(v.current)
+		return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
 	}
 	since, err := r.sinceCreation(ctx, v, rec)
 	switch {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,7 +62,7 @@ func (r *Reconciler) createOwed(ctx context.Context, key types.NamespacedName) e
 	case apierrors.IsAlreadyExists(err):
 		// Created since, by ripple or by someone else.
 		return nil
-	case apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+	case workload.NamespaceEnding(err):
 		logf.FromContext(ctx).Info("Dropping the workload owed: its namespace is being deleted", "error", err.Error())
 		return nil
 	case err != nil:

@@ -202,7 +202,7 @@ func wouldCreate(ctx context.Context, c client.Client, job *batchv1.Job) error {
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err), fullByTheOldJob(err):
 		return nil
-	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+	case NamespaceEnding(err):
 		return errNamespaceEnding
 	}
 	return fmt.Errorf("%w: Job %s/%s: %w", ErrNotAdmitted, job.Namespace, job.Name, err)
@@ -239,12 +239,18 @@ func createRetrying(ctx context.Context, c client.Client, job *batchv1.Job) erro
 			if apierrors.IsAlreadyExists(last) {
 				last = nil
 			}
-			return last == nil, nil
+			return last == nil || NamespaceEnding(last), nil
 		})
-	if err != nil {
-		return fmt.Errorf("recreating Job %s/%s: %w (last error: %w)", job.Namespace, job.Name, err, last)
+	if err = errors.Join(last, err); err != nil {
+		return fmt.Errorf("recreating Job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	return nil
+}
+
+// NamespaceEnding reports whether err refused a creation because its
+// namespace is gone or being deleted, which no retry undoes.
+func NamespaceEnding(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // generatedJobLabels are set by the API server on a Job and its pod
