@@ -50,11 +50,12 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	}
 	skipsTotal.WithLabelValues(skipFirstSight).Inc()
 	logf.FromContext(ctx).V(1).Info("Recording the config of a workload seen for the first time")
-	if err := r.record(ctx, v.obj, next); err != nil {
-		return outcome{}, err
+	out, err := r.record(ctx, v, next)
+	if err != nil {
+		return out, err
 	}
 	r.strips.written(key, uid, time.Now())
-	return outcome{}, nil
+	return out, nil
 }
 
 // podsRunOtherConfig reports whether the pod template's stamp, written by
@@ -147,7 +148,7 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
-	return outcome{}, r.record(ctx, v.obj, r.next(v, nil))
+	return r.record(ctx, v, r.next(v, nil))
 }
 
 // copied handles a record older than the workload: copied with its
@@ -164,7 +165,7 @@ func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, 
 	next := r.next(v, nil)
 	if current, ok := r.stampSince(v, v.obj.GetCreationTimestamp().Unix()-clockSlack); ok {
 		if current {
-			return outcome{}, r.recordCopied(ctx, v, next)
+			return r.recordCopied(ctx, v, next)
 		}
 		changed := sortedRefs(v.current)
 		return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
@@ -174,15 +175,15 @@ func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, 
 	case err != nil:
 		return outcome{}, err
 	case len(since) == 0:
-		return outcome{}, r.recordCopied(ctx, v, next)
+		return r.recordCopied(ctx, v, next)
 	}
 	return r.roll(ctx, v, next, since, describe(since, nil)+" (since the workload's creation)")
 }
 
-func (r *Reconciler) recordCopied(ctx context.Context, v state, next record) error {
+func (r *Reconciler) recordCopied(ctx context.Context, v state, next record) (outcome, error) {
 	skipsTotal.WithLabelValues(skipCopiedRecord).Inc()
 	logf.FromContext(ctx).Info("Recording the config again: the record is older than the workload, copied with it or from the Job it replaced")
-	return r.record(ctx, v.obj, next)
+	return r.record(ctx, v, next)
 }
 
 // sinceCreation returns the changes since a copied record that may have

@@ -76,11 +76,12 @@ func (r *Reconciler) postInstead(ctx context.Context, v state, next record, name
 		r.event(v.obj, corev1.EventTypeWarning, ReasonWebhookFailed, "Webhook", "Posting the change of %s to the webhook failed: %v", names, err)
 		return outcome{}, fmt.Errorf("posting the change of %s to --webhook-url: %w", names, err)
 	}
-	if err := r.recordAfter(ctx, v.obj, next); err != nil {
+	recorded, err := r.recordAfter(ctx, v, next)
+	if err != nil {
 		return outcome{}, err
 	}
 	skipsTotal.WithLabelValues(skipWebhook).Inc()
 	r.event(v.obj, corev1.EventTypeNormal, ReasonWebhookSent, "Webhook", "Posted the change of %s to the webhook instead of rolling", names)
 	logf.FromContext(ctx).Info("Posted a change to the webhook instead of rolling", "changed", names, "webhook", r.Webhook.Redacted())
-	return outcome{recorded: true}, nil
+	return outcome{recorded: true, endedHold: recorded.endedHold}, nil
 }

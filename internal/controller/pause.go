@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -129,17 +128,6 @@ func (r *Reconciler) endHold(ctx context.Context, v state) error {
 	}
 	r.pauseEnded(ctx, v.obj, v.view)
 	return nil
-}
-
-// endHoldLive ends the hold of a workload written since v was read: the
-// record of a refresh at the hold's end.
-func (r *Reconciler) endHoldLive(ctx context.Context, v state) error {
-	live := r.Type.New()
-	if err := r.digests.reader.Get(ctx, client.ObjectKeyFromObject(v.obj), live); err != nil {
-		return fmt.Errorf("reading %s %s/%s to end its pause: %w", r.Type.Kind, v.obj.GetNamespace(), v.obj.GetName(), err)
-	}
-	v.obj = live
-	return r.endHold(ctx, v)
 }
 
 // pauseMark returns the pause annotation a rollout writes, if any: the end

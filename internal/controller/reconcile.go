@@ -274,7 +274,7 @@ func (r *Reconciler) reconcileScoped(ctx context.Context, req ctrl.Request, obj 
 		// there before ripple (foreignKey).
 		r.looked.add(req.NamespacedName)
 	}
-	if err == nil && st.endHold && !res.rolled && !res.deferred {
+	if err == nil && st.endHold && !res.rolled && !res.deferred && !res.endedHold {
 		err = r.endHold(ctx, st)
 	}
 	if apierrors.IsConflict(err) {
@@ -325,7 +325,10 @@ type outcome struct {
 	// started under a slot: a hold it would end stays until it rolls, and
 	// the look is not over.
 	deferred bool
-	requeue  time.Duration
+	// endedHold says the record, written without a rollout, ended the
+	// hold in the same patch.
+	endedHold bool
+	requeue   time.Duration
 }
 
 // converge decides between no write, a record and a rollout, and makes at
@@ -378,11 +381,11 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 	if len(causes) > 0 {
 		log.Info("Recording the config again: the record is older than the rollout the pod template shows, which had this config",
 			"annotation", annotations.Recorded)
-		return outcome{}, r.record(ctx, v.obj, next)
+		return r.record(ctx, v, next)
 	}
 	skipsTotal.WithLabelValues(reason).Inc()
 	log.V(1).Info("Recording a change that does not roll", "reason", reason)
-	return outcome{}, r.record(ctx, v.obj, next)
+	return r.record(ctx, v, next)
 }
 
 // changedKeys names, for each cause the workload reads only some keys of,
@@ -530,11 +533,6 @@ func (r *Reconciler) refreshInstead(ctx context.Context, v state, next record, c
 	if fallback != "" {
 		r.event(v.obj, corev1.EventTypeNormal, ReasonNotRefreshed, "Refresh", "Rolling instead of refreshing in place: %s", fallback)
 		return outcome{}, false, nil
-	}
-	if err == nil && out.rolled && v.endHold {
-		// A refresh writes no pause mark, and its record write is not an
-		// update that reconciles the workload again.
-		err = r.endHoldLive(ctx, v)
 	}
 	return out, true, err
 }
@@ -800,8 +798,18 @@ func keyList(keys []string, budget int) string {
 }
 
 // record writes the record alone: nothing rolls.
-func (r *Reconciler) record(ctx context.Context, obj client.Object, rec record) error {
-	return r.Type.Write(ctx, r.Client, obj, rec.encode(), "")
+// record writes the record without a rollout. At a hold's end the same
+// patch removes the pause annotation: a patch of its own would conflict
+// with the record's, made on the same version.
+func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, error) {
+	if !v.endHold {
+		return outcome{}, r.Type.Write(ctx, r.Client, v.obj, rec.encode(), "")
+	}
+	if err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, rec.encode(), r.Opts.Keys.PausedAt); err != nil {
+		return outcome{}, err
+	}
+	r.pauseEnded(ctx, v.obj, v.view)
+	return outcome{endedHold: true}, nil
 }
 
 // recordAfter writes the record of a change whose effect is done outside
@@ -809,17 +817,18 @@ func (r *Reconciler) record(ctx context.Context, obj client.Object, rec record) 
 // meanwhile makes the record's write conflict, and a retry would repeat
 // that effect. So the workload is read again, and the record written on
 // that version, unless another record was written since.
-func (r *Reconciler) recordAfter(ctx context.Context, obj client.Object, rec record) error {
-	err := r.record(ctx, obj, rec)
+func (r *Reconciler) recordAfter(ctx context.Context, v state, rec record) (outcome, error) {
+	out, err := r.record(ctx, v, rec)
 	if !apierrors.IsConflict(err) {
-		return err
+		return out, err
 	}
 	fresh := r.Type.New()
-	if r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh) != nil ||
-		fresh.GetUID() != obj.GetUID() || fresh.GetAnnotations()[annotations.Recorded] != obj.GetAnnotations()[annotations.Recorded] {
-		return err
+	if r.digests.reader.Get(ctx, client.ObjectKeyFromObject(v.obj), fresh) != nil ||
+		fresh.GetUID() != v.obj.GetUID() || fresh.GetAnnotations()[annotations.Recorded] != v.obj.GetAnnotations()[annotations.Recorded] {
+		return out, err
 	}
-	return r.record(ctx, fresh, rec)
+	v.obj = fresh
+	return r.record(ctx, v, rec)
 }
 
 func (r *Reconciler) reportProblems(ctx context.Context, obj client.Object, problems []annotations.Problem) {

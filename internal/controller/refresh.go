@@ -78,7 +78,7 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 			return outcome{}, "", fmt.Errorf("stamping pod %s: %w", pods[i].Name, err)
 		}
 	}
-	if err := r.recordAfter(ctx, v.obj, next); err != nil {
+	if _, err := r.recordAfter(ctx, v, next); err != nil {
 		return outcome{}, "", err
 	}
 	log := logf.FromContext(ctx)

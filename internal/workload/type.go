@@ -159,6 +159,15 @@ func (t Type) Write(ctx context.Context, c client.Client, obj client.Object, rec
 	return t.patch(ctx, c, obj, t.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: record}, tmpl))
 }
 
+// WriteEndingHold writes the record, as Write does without a stamp, and
+// removes the pause annotation of a hold in the same merge patch.
+func (t Type) WriteEndingHold(ctx context.Context, c client.Client, obj client.Object, record, pausedAt string) error {
+	return t.patch(ctx, c, obj, map[string]any{"metadata": map[string]any{
+		"resourceVersion": obj.GetResourceVersion(),
+		"annotations":     map[string]any{annotations.Recorded: record, pausedAt: nil},
+	}})
+}
+
 func (t Type) patch(ctx context.Context, c client.Client, obj client.Object, body map[string]any) error {
 	raw, err := json.Marshal(body)
 	if err != nil {

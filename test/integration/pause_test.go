@@ -355,6 +355,22 @@ var _ = Describe("Pause periods", func() {
 		Consistently(before.Rollouts, quiet).Should(Equal(1))
 	})
 
+	It("ends a StatefulSet's hold when what it held at its end rolls nothing but is recorded", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		sts := createStatefulSet(ns, "sts", pauseFor("4s"), envFromConfigMap("cfg"), envFromSecret("later"))
+		startRipple()
+		before := recorded(sts)
+		setData(cm, "k", "2")
+		Eventually(pausedAt(sts), 10*time.Second).ShouldNot(BeEmpty())
+		setData(cm, "k", "1")
+		createSecret(ns, "later", map[string]string{"k": "1"})
+
+		Eventually(eventsFor(sts), 15*time.Second).Should(ContainElement(HavePrefix("PauseEnded")))
+		Expect(pausedAt(sts)()).To(BeEmpty())
+		Expect(stateOf(sts).Recorded).To(ContainSubstring("Secret/later="), "the Secret created during the hold is recorded")
+		Consistently(before.Rollouts, quiet).Should(BeZero(), "the change it held was undone, and a creation does not roll")
+	})
+
 	It("keeps a StatefulSet's hold while its minimum interval runs, and rolls it once at the interval's end", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ann := pauseFor("2s")
