@@ -65,17 +65,6 @@ var _ = Describe("The env-vars reload strategy", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace(nil) })
 
-	type creator func(ns, name string, ann map[string]string, mods ...podMod) client.Object
-	deployment := func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
-		return createDeployment(ns, name, ann, mods...)
-	}
-	statefulSet := func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
-		return createStatefulSet(ns, name, ann, mods...)
-	}
-	daemonSet := func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
-		return createDaemonSet(ns, name, ann, mods...)
-	}
-
 	DescribeTable("sets STAKATER_<NAME>_CONFIGMAP when a ConfigMap named by the reload annotation changes (Reloader's case)",
 		func(create creator) {
 			cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})

@@ -227,6 +227,21 @@ func envSecretKey(name string) podMod {
 	}
 }
 
+// creator makes a workload of one kind, for specs that hold for several.
+type creator func(ns, name string, ann map[string]string, mods ...podMod) client.Object
+
+func deployment(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+	return createDeployment(ns, name, ann, mods...)
+}
+
+func statefulSet(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+	return createStatefulSet(ns, name, ann, mods...)
+}
+
+func daemonSet(ns, name string, ann map[string]string, mods ...podMod) client.Object {
+	return createDaemonSet(ns, name, ann, mods...)
+}
+
 func envFromConfigMap(name string) podMod {
 	return func(s *corev1.PodSpec) {
 		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, corev1.EnvFromSource{

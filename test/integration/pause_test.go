@@ -28,6 +28,20 @@ func pauseFor(period string) map[string]string {
 }
 
 // pausedAt reads the pause annotation ripple writes.
+// holdChange makes a workload with a 4 s pause period that uses ConfigMap
+// cfg and what mods add, starts ripple, changes cfg, and returns once the
+// workload holds the change, with its state before it.
+func holdChange(ns string, create creator, mods ...podMod) (*corev1.ConfigMap, client.Object, state, *rippleInstance) {
+	GinkgoHelper()
+	cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+	obj := create(ns, "held", pauseFor("4s"), append([]podMod{envFromConfigMap("cfg")}, mods...)...)
+	r := startRipple()
+	before := recorded(obj)
+	setData(cm, "k", "2")
+	Eventually(pausedAt(obj), 10*time.Second).ShouldNot(BeEmpty())
+	return cm, obj, before, r
+}
+
 func pausedAt(obj client.Object) func() string {
 	return func() string {
 		GinkgoHelper()
@@ -237,15 +251,9 @@ var _ = Describe("Pause periods", func() {
 	})
 
 	DescribeTable("holds the changes of a workload that cannot pause and rolls them once when the period ends",
-		func(create func(ns, name string, ann map[string]string, mods ...podMod) client.Object) {
-			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		func(create creator) {
 			sec := createSecret(ns, "creds", map[string]string{"k": "1"})
-			obj := create(ns, "held", pauseFor("4s"), envFromConfigMap("cfg"), envFromSecret("creds"))
-			startRipple()
-			before := recorded(obj)
-
-			setData(cm, "k", "2")
-			Eventually(pausedAt(obj), 10*time.Second).ShouldNot(BeEmpty())
+			_, obj, before, _ := holdChange(ns, create, envFromSecret("creds"))
 			setSecretData(sec, "k", "2")
 			Consistently(before.Rollouts, 2*time.Second).Should(BeZero(), "nothing rolls during the pause")
 			Eventually(eventsFor(obj), 5*time.Second).Should(ContainElement(HavePrefix("ReloadPaused: ConfigMap/cfg changed; the workload rolls in 4s")))
@@ -255,12 +263,8 @@ var _ = Describe("Pause periods", func() {
 			Expect(pausedAt(obj)()).To(BeEmpty())
 			Expect(stateOf(obj).Recorded).To(SatisfyAll(ContainSubstring("ConfigMap/cfg="), ContainSubstring("Secret/creds=")))
 		},
-		Entry("a StatefulSet", func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
-			return createStatefulSet(ns, name, ann, mods...)
-		}),
-		Entry("a DaemonSet", func(ns, name string, ann map[string]string, mods ...podMod) client.Object {
-			return createDaemonSet(ns, name, ann, mods...)
-		}),
+		Entry("a StatefulSet", statefulSet),
+		Entry("a DaemonSet", daemonSet),
 	)
 
 	It("resumes a Deployment paused before a restart of ripple, at the end of its period", func() {
@@ -341,12 +345,7 @@ var _ = Describe("Pause periods", func() {
 	})
 
 	It("holds a StatefulSet across a restart of ripple and rolls it once when the period ends", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		sts := createStatefulSet(ns, "sts", pauseFor("4s"), envFromConfigMap("cfg"))
-		first := startRipple()
-		before := recorded(sts)
-		setData(cm, "k", "2")
-		Eventually(pausedAt(sts), 10*time.Second).ShouldNot(BeEmpty())
+		_, _, before, first := holdChange(ns, statefulSet)
 		first.stop()
 
 		startRipple()
@@ -356,12 +355,7 @@ var _ = Describe("Pause periods", func() {
 	})
 
 	It("ends a StatefulSet's hold when what it held at its end rolls nothing but is recorded", func() {
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		sts := createStatefulSet(ns, "sts", pauseFor("4s"), envFromConfigMap("cfg"), envFromSecret("later"))
-		startRipple()
-		before := recorded(sts)
-		setData(cm, "k", "2")
-		Eventually(pausedAt(sts), 10*time.Second).ShouldNot(BeEmpty())
+		cm, sts, before, _ := holdChange(ns, statefulSet, envFromSecret("later"))
 		setData(cm, "k", "1")
 		createSecret(ns, "later", map[string]string{"k": "1"})
 
