@@ -129,7 +129,10 @@ func (b *listBuilder) pattern(entry string) {
 		return
 	}
 	b.parsed += parse
-	tree, err := syntax.Parse(entry, syntax.Perl)
+	// Parsed between the anchors, as it is compiled: Reloader reads "*-config"
+	// as "^*-config$", the names that end in "-config", where the entry
+	// alone is no valid expression.
+	tree, err := syntax.Parse("^"+entry+"$", syntax.Perl)
 	if err != nil {
 		b.skip(entry, skipInvalid, "is not a valid regular expression ("+reason(err)+")")
 		return
@@ -203,8 +206,8 @@ func (b *listBuilder) done(list string) parsedList {
 // anchored compiles the entry between "^" and "$", from its own text, as
 // Reloader does: "a|b" is "^a|b$", the names that start with a or end with
 // b, and "(a|b)" the two names alone. The parser would fold "a|b" into
-// "[a-b]", anchored at both ends. Text like "a)|(.*" cannot reach the
-// anchors: it is not valid on its own, and the parse refused it.
+// "[a-b]", anchored at both ends. Text like "a)|(.*" cannot escape the
+// anchors: between them it is not valid, and the parse refused it.
 func anchored(entry string) (*regexp.Regexp, error) {
 	return regexp.Compile("^" + entry + "$")
 }

@@ -30,6 +30,10 @@ func TestParseNameList_Matching(t *testing.T) {
 		{"empty entries are skipped", ",,app,, ,", []string{"app"}, []string{""}},
 		{"literals and patterns together", "db, cache-[0-9]+, web", []string{"db", "web", "cache-12"}, []string{"cache-", "cache-1a", "dbx"}},
 		{"duplicates are harmless", "app,app, app", []string{"app"}, []string{"app,app"}},
+		// Reloader compiles "^*-config$": "^*" is any number of starts of
+		// text, so the entry matches what ends in "-config".
+		{"a leading * reads as Reloader reads it", "*-config", []string{"app-config", "-config"}, []string{"app-config-2", "other"}},
+		{"a lone * matches every name, as in Reloader", "*", []string{"app", "x.y", ""}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
