@@ -40,7 +40,13 @@ type digests struct {
 	// a digest no later event would drop.
 	gone       map[types.UID]time.Time
 	lastPruned time.Time
-	born       births
+	// lastWords holds the annotations for ripple that objects deleted
+	// lately carried (configMeta's), by kind and name: an ignore annotation
+	// written just before a deletion, both within one debounce, still says
+	// the deletion is none of a tracked object's, as Reloader, which reads
+	// the deleted object, has it.
+	lastWords map[refs.Ref]lastWord
+	born      births
 	// now tells the API server's time, which births are seen in.
 	now func() time.Time
 	// fed holds the namespaces whose ConfigMaps a feed watches now, ""
@@ -71,7 +77,7 @@ type versionSum struct {
 }
 
 func newDigests(reader client.Reader, now func() time.Time) *digests {
-	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, born: births{byUID: map[types.UID]birth{}},
+	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, lastWords: map[refs.Ref]lastWord{}, born: births{byUID: map[types.UID]birth{}},
 		fed: map[string]string{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 
@@ -307,6 +313,34 @@ func (d *digests) forget(uid types.UID) {
 			delete(d.gone, uid)
 		}
 	}
+}
+
+type lastWord struct {
+	annotations map[string]string
+	at          time.Time
+}
+
+// deleted keeps the annotations a deleted object carried last, under its
+// kind and namespaced name, for goneKept.
+func (d *digests) deleted(kind refs.Kind, obj client.Object) {
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lastWords[refs.Ref{Kind: kind, Name: obj.GetNamespace() + "/" + obj.GetName()}] = lastWord{annotations: obj.GetAnnotations(), at: now}
+	for ref, w := range d.lastWords {
+		if now.Sub(w.at) > goneKept {
+			delete(d.lastWords, ref)
+		}
+	}
+}
+
+// lastAnnotations returns the annotations the object of the kind and key
+// carried when it was deleted lately.
+func (d *digests) lastAnnotations(kind refs.Kind, key types.NamespacedName) (map[string]string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w, ok := d.lastWords[refs.Ref{Kind: kind, Name: key.String()}]
+	return w.annotations, ok
 }
 
 // back drops a deletion of an object that came back into view: an object

@@ -130,6 +130,7 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			}
 			if o := f.object(obj); o != nil {
 				f.forget(o.GetUID())
+				f.digests.deleted(f.kind, o)
 				f.enqueue(o)
 			}
 		},

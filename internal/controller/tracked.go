@@ -161,6 +161,11 @@ func (r *Reconciler) missing(ctx context.Context, ns string, ref refs.Ref, refer
 	err = r.digests.reader.Get(ctx, key, live)
 	switch {
 	case apierrors.IsNotFound(err):
+		if last, ok := r.digests.lastAnnotations(ref.Kind, key); ok {
+			if tracks, _ := pol.Tracks(ref.Kind, ref.Name, last, referenced); !tracks {
+				return untracked, nil
+			}
+		}
 		return deleted, nil
 	case err != nil:
 		return 0, fmt.Errorf("reading %s %s: %w", ref.Kind, key, err)

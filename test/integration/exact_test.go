@@ -423,6 +423,19 @@ func neverLosingAChange() {
 		expectNoRollout(dep, before)
 	})
 
+	It("does not roll with --reload-on-delete when a ConfigMap is marked ignored and deleted within one debounce, as Reloader reads the deleted object", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple("--reload-on-delete", "--debounce=1s")
+		before := recorded(dep)
+
+		update(cm, func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} })
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(ContainSubstring("ConfigMap/app-config="))
+		expectNoRollout(dep, before)
+	})
+
 	It("does not roll with --reload-on-delete when a renamed ConfigMap's old version is pruned", func() {
 		old := createConfigMap(ns, "app-config-aaaa", map[string]string{"k": "1"})
 		createConfigMap(ns, "app-config-bbbb", map[string]string{"k": "2"})
