@@ -25,9 +25,10 @@ const maxChangedVars = 32
 // envVars returns the variables a rollout with stamp st sets: one for each
 // changed object, and each variable of the template that ripple wrote.
 //
-// A workload without a record of its own rolls only to recover a change
-// missed while the record was lost (recover): then changed is all the
-// config it tracks, not what changed; and a record under an unknown key
+// A rollout from the stamp alone, to recover a change missed while the
+// record was lost (recover) or since a record copied with the workload
+// (copied), names all the config the workload tracks, not what changed
+// (unknownChanges); and a record under an unknown key
 // rolls for every object written since it (foreignKey). A variable for
 // each would add thousands to a container under a reload list that matches
 // thousands of objects, past the operations the API server takes in one
@@ -41,7 +42,7 @@ func (r *Reconciler) envVars(v state, changed []refs.Ref, st stamp) []workload.E
 	has := func(container, name string) bool {
 		return slices.ContainsFunc(out, func(e workload.EnvVar) bool { return e.Name == name && (container == "" || e.Container == container) })
 	}
-	if !v.ownRecord() || len(changed) > maxChangedVars {
+	if v.unknownChanges || len(changed) > maxChangedVars {
 		changed = nil
 	}
 	for _, ref := range changed {
@@ -83,10 +84,16 @@ func reloaderSecretVars(v state) map[string]bool {
 	return out
 }
 
+// rippleEnvStamp is the form of the value ripple gives its variables: a
+// key's ID, an API server second and a keyed digest (stamp, digest.Keyed).
+// A variable under Reloader's prefix that the user set to anything else,
+// such as STAKATER_REDIS_ADDR=redis:6379:0, is theirs.
+var rippleEnvStamp = regexp.MustCompile(`^[0-9a-f]{8}:[0-9]+:[0-9a-f]{64}$`)
+
 // decodeEnvStamp reads a variable ripple wrote; Reloader's values (a
 // SHA-1) and anything else are not ripple's.
 func decodeEnvStamp(name, value string) (stamp, bool) {
-	if !strings.HasPrefix(name, workload.EnvVarPrefix) {
+	if !strings.HasPrefix(name, workload.EnvVarPrefix) || !rippleEnvStamp.MatchString(value) {
 		return stamp{}, false
 	}
 	return decodeStamp(value)

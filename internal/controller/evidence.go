@@ -42,6 +42,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 		// Which objects changed is unknown: all are named, and under the
 		// env-vars strategy only ripple's variables are set (envVars).
 		changed := sortedRefs(v.current)
+		v.unknownChanges = true
 		out, err := r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
 		if out.rolled || out.recorded {
 			r.strips.written(key, uid, time.Now())
@@ -168,6 +169,7 @@ func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, 
 			return r.recordCopied(ctx, v, next)
 		}
 		changed := sortedRefs(v.current)
+		v.unknownChanges = true
 		return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
 	}
 	since, err := r.sinceCreation(ctx, v, rec)

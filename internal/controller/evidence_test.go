@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,26 @@ func TestStamp_RoundTripAndRejects(t *testing.T) {
 	for _, bad := range []string{"", "00ff", "k:1", "k:x:00ff", ":1:00ff", "k:1:", "k:1:2:3"} {
 		if _, ok := decodeStamp(bad); ok {
 			t.Errorf("decodeStamp(%q) accepted a value ripple never writes", bad)
+		}
+	}
+}
+
+func TestDecodeEnvStamp_OnlyRipplesForm(t *testing.T) {
+	digest := strings.Repeat("0f", 32)
+	cases := []struct {
+		name, value string
+		ours        bool
+	}{
+		{"STAKATER_CFG_CONFIGMAP", "ab12cd34:1700000000:" + digest, true},
+		{"STAKATER_REDIS_ADDR", "redis:6379:0", false},
+		{"STAKATER_WINDOW", "12:30:00", false},
+		{"STAKATER_CFG_CONFIGMAP", "3b5d5c3712955042212316173ccf37be800c9d3b", false},
+		{"STAKATER_CFG_CONFIGMAP", "AB12CD34:1700000000:" + digest, false},
+		{"OTHER", "ab12cd34:1700000000:" + digest, false},
+	}
+	for _, c := range cases {
+		if _, ours := decodeEnvStamp(c.name, c.value); ours != c.ours {
+			t.Errorf("decodeEnvStamp(%s=%s) reads it as ripple's: %v, want %v", c.name, c.value, ours, c.ours)
 		}
 	}
 }
@@ -322,8 +343,8 @@ func TestChangedSinceCreation_FirstSeenAtTheCurrentVersion(t *testing.T) {
 // under one strategy and then the other carries both stamps; the one its
 // last rollout wrote, the later, says when it rolled and what its pods run.
 func TestTemplateStamp_TheLaterOfAnnotationAndVariables(t *testing.T) {
-	t1 := stamp{keyID: "k1", at: 1700000000, digest: "aa"}
-	t2 := stamp{keyID: "k1", at: 1700000600, digest: "bb"}
+	t1 := stamp{keyID: "ab12cd34", at: 1700000000, digest: strings.Repeat("a", 64)}
+	t2 := stamp{keyID: "ab12cd34", at: 1700000600, digest: strings.Repeat("b", 64)}
 	tests := []struct {
 		name      string
 		strategy  string
@@ -365,13 +386,14 @@ func TestTemplateStamp_TheLaterOfAnnotationAndVariables(t *testing.T) {
 }
 
 // TestEnvVars_RecoverySetsOnlyRipplesVariables: a rollout that recovers a
-// lost record names all the config the workload tracks, not what changed,
+// lost record, or the change since a record copied with the workload, from
+// the stamp alone names all the config the workload tracks, not what changed,
 // so it sets no variable per object: it gives ripple's variables the new
 // stamp, or, with none, sets no variable and so stamps the annotation. A
 // rollout with its record sets one for each changed object, as ever.
 func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
-	old := stamp{keyID: "k1", at: 1700000000, digest: "aa"}
-	st := stamp{keyID: "k1", at: 1700000600, digest: "bb"}
+	old := stamp{keyID: "ab12cd34", at: 1700000000, digest: strings.Repeat("a", 64)}
+	st := stamp{keyID: "ab12cd34", at: 1700000600, digest: strings.Repeat("b", 64)}
 	var tracked []refs.Ref
 	var envFrom []corev1.EnvFromSource
 	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
@@ -406,17 +428,21 @@ func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
 	tests := []struct {
 		name    string
 		view    view
+		unknown bool
 		tmpl    *corev1.PodTemplateSpec
 		changed []refs.Ref
 		want    []string
 	}{
-		{name: "record lost: ripple's variables alone", view: view{},
+		{name: "record lost: ripple's variables alone", view: view{}, unknown: true,
 			tmpl: template(ours, reloaders), changed: tracked,
 			want: []string{"app/STAKATER_A_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
-		{name: "record unreadable: ripple's variables alone", view: view{hasRecord: true, recordErr: errors.New("bad")},
+		{name: "record unreadable: ripple's variables alone", view: view{hasRecord: true, recordErr: errors.New("bad")}, unknown: true,
 			tmpl: template(ours), changed: tracked,
 			want: []string{"app/STAKATER_A_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
-		{name: "record lost, no variable of ripple's: none, the annotation stamps", view: view{},
+		{name: "record copied with the workload: ripple's variables alone", view: view{hasRecord: true}, unknown: true,
+			tmpl: template(ours, reloaders), changed: tracked,
+			want: []string{"app/STAKATER_A_CONFIGMAP", "side/STAKATER_B_CONFIGMAP"}},
+		{name: "record lost, no variable of ripple's: none, the annotation stamps", view: view{}, unknown: true,
 			tmpl:    &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", EnvFrom: envFrom, Env: []corev1.EnvVar{reloaders}}}}},
 			changed: tracked, want: nil},
 		{name: "with its record: one for each changed object, and ripple's", view: view{hasRecord: true},
@@ -429,7 +455,7 @@ func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.view.reloadStrategy = workload.StampEnvVars
-			got := names(r.envVars(state{view: &tt.view, tmpl: tt.tmpl}, tt.changed, st))
+			got := names(r.envVars(state{view: &tt.view, tmpl: tt.tmpl, unknownChanges: tt.unknown}, tt.changed, st))
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("envVars set %v; want %v", got, tt.want)
 			}

@@ -194,6 +194,9 @@ type state struct {
 	readAt int64
 	// endHold says the workload's hold is over: its rollout ends it.
 	endHold bool
+	// unknownChanges says the rollout's changes are unknown: the stamp
+	// says the pods run other config, not which, and all are named.
+	unknownChanges bool
 }
 
 // Reconcile compares the config the workload tracks with its record and

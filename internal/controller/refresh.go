@@ -48,6 +48,12 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 			// does not see: it stops watching an immutable object.
 			return outcome{}, fmt.Sprintf("%s is immutable, and the kubelet does not update it in running pods", ref), nil
 		}
+		if v.ownRecord() && cur.createdAt > v.record.at+clockSlack {
+			// Created again since the record: the object it replaced may
+			// have been immutable, and a kubelet that read it so never
+			// reads the name again while a pod of its node mounts it.
+			return outcome{}, fmt.Sprintf("%s was created again since ripple recorded it, and the kubelet does not update a name it read as immutable", ref), nil
+		}
 		if why := refs.NotRefreshable(&v.tmpl.Spec, ref); why != "" {
 			return outcome{}, why, nil
 		}

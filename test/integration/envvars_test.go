@@ -330,6 +330,44 @@ var _ = Describe("The env-vars reload strategy", func() {
 		Expect(envOf(dep, "STAKATER_CFG_CONFIGMAP")).To(BeEmpty())
 	})
 
+	It("leaves a user's own STAKATER_ variable whose value is not ripple's stamp", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		own := func(s *corev1.PodSpec) {
+			s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "STAKATER_REDIS_ADDR", Value: "redis:6379:0"})
+		}
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("cfg"), own)
+		startRipple(envVarsStrategy)
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(envOf(dep, "STAKATER_REDIS_ADDR")).To(HaveKeyWithValue("app", ConsistOf("redis:6379:0")))
+	})
+
+	It("rolls a copy whose stale record is written back after a change, adding no variable per tracked object", func() {
+		cms, mods := configMapsReadByEnvFrom(ns, 4)
+		dep := createDeployment(ns, "dep", auto, mods...)
+		first := startRipple(envVarsStrategy)
+		rolled := rolledOnceBy(dep, cms[0], "2")
+		waitServerPast(ns, recordedAt(rolled)+1)
+		copied := createCopy(dep, "restored")
+		stale := copied.Annotations[annotations.Recorded]
+		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(stale))
+		before := withRollouts(copied, stateOf(copied))
+		setData(cms[0], "k", "3")
+		expectRolledOnce(copied, before)
+		first.stop()
+		setData(cms[1], "k", "3")
+		update(copied, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = stale })
+		written := withRollouts(copied, stateOf(copied))
+
+		startRipple(envVarsStrategy)
+
+		expectRolledOnce(copied, written)
+		Expect(stakaterVars(copied)).To(ConsistOf("app/STAKATER_CFG_0_CONFIGMAP"), "the change is unknown: ripple's variables alone")
+	})
+
 	It("refuses to start with an unknown --reload-strategy, naming the flag", func() {
 		err := startRippleErr("--reload-strategy=envvars")
 		Expect(err).To(MatchError(ContainSubstring(`--reload-strategy: "envvars" is not annotations or env-vars`)))

@@ -209,25 +209,28 @@ var _ = Describe("The refresh strategy", func() {
 		expectRolledOnce(dep, withRollouts(dep, rolled))
 	})
 
-	It("rolls instead, and says why, when an immutable ConfigMap is recreated with other data", func() {
-		immutable := func(data string) *corev1.ConfigMap {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": data}, Immutable: ptr.To(true)}
+	DescribeTable("rolls instead, and says why, when an immutable ConfigMap is recreated with other data",
+		func(immutableAgain bool, why string) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "1"}, Immutable: ptr.To(true)}
 			Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
-			return cm
-		}
-		cm := immutable("1")
-		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
-		pod := createPod(ns, "dep-1", "dep")
-		startRipple("--enable-pod-refresh")
-		before := recorded(dep)
+			dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+			pod := createPod(ns, "dep-1", "dep")
+			startRipple("--enable-pod-refresh")
+			before := recorded(dep)
+			waitServerPast(ns, recordedAt(before)+2)
 
-		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
-		immutable("2")
+			Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+			again := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "2"}, Immutable: ptr.To(immutableAgain)}
+			Expect(k8s.Create(suiteCtx, again)).To(Succeed())
 
-		expectRolledOnce(dep, before)
-		Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: ConfigMap/cfg is immutable, and the kubelet does not update it in running pods"))
-		Expect(refreshedStamp(pod)()).To(BeEmpty())
-	})
+			expectRolledOnce(dep, before)
+			Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: ConfigMap/cfg " + why))
+			Expect(refreshedStamp(pod)()).To(BeEmpty())
+		},
+		Entry("immutable again", true, "is immutable, and the kubelet does not update it in running pods"),
+		// A kubelet that read the name as immutable never reads it again.
+		Entry("mutable now", false, "was created again since ripple recorded it, and the kubelet does not update a name it read as immutable"),
+	)
 
 	It("rolls instead, and says why, when a mounted ConfigMap is deleted under --reload-on-delete", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
