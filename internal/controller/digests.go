@@ -313,6 +313,11 @@ func (d *digests) forget(uid types.UID) {
 			delete(d.gone, uid)
 		}
 	}
+	for ref, w := range d.lastWords {
+		if now.Sub(w.at) > goneKept {
+			delete(d.lastWords, ref)
+		}
+	}
 }
 
 type lastWord struct {
@@ -321,17 +326,12 @@ type lastWord struct {
 }
 
 // deleted keeps the annotations a deleted object carried last, under its
-// kind and namespaced name, for goneKept.
+// kind and namespaced name, for goneKept: forget, called first, prunes.
 func (d *digests) deleted(kind refs.Kind, obj client.Object) {
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lastWords[refs.Ref{Kind: kind, Name: obj.GetNamespace() + "/" + obj.GetName()}] = lastWord{annotations: obj.GetAnnotations(), at: now}
-	for ref, w := range d.lastWords {
-		if now.Sub(w.at) > goneKept {
-			delete(d.lastWords, ref)
-		}
-	}
 }
 
 // lastAnnotations returns the annotations the object of the kind and key

@@ -800,7 +800,6 @@ func keyList(keys []string, budget int) string {
 	return b.String()
 }
 
-// record writes the record alone: nothing rolls.
 // record writes the record without a rollout. At a hold's end the same
 // patch removes the pause annotation: a patch of its own would conflict
 // with the record's, made on the same version.
