@@ -39,11 +39,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	}
 	next := r.next(v, nil)
 	if r.podsRunOtherConfig(v) {
-		// Which objects changed is unknown: all are named, and under the
-		// env-vars strategy only ripple's variables are set (envVars).
-		changed := sortedRefs(v.current)
-		v.unknownChanges = true
-		out, err := r.roll(ctx, v, next, changed, "the config the pods run (the record was lost): "+describe(changed, nil))
+		out, err := r.rollFromStamp(ctx, v, next, "the record was lost")
 		if out.rolled || out.recorded {
 			r.strips.written(key, uid, time.Now())
 		}
@@ -78,6 +74,16 @@ func (r *Reconciler) podsRunCurrent(v state, rec record, causes []refs.Ref) bool
 	}
 	current, ok := r.stampSince(v, rec.at+clockSlack+1)
 	return ok && current
+}
+
+// rollFromStamp rolls for a change the stamp alone tells, why saying
+// what record there is not to tell it: which objects changed is unknown, so all are
+// named, and under the env-vars strategy only ripple's variables are set
+// (envVars).
+func (r *Reconciler) rollFromStamp(ctx context.Context, v state, next record, why string) (outcome, error) {
+	changed := sortedRefs(v.current)
+	v.unknownChanges = true
+	return r.roll(ctx, v, next, changed, "the config the pods run ("+why+"): "+describe(changed, nil))
 }
 
 // stampSince reads the pod template's stamp (templateStamp) if ripple wrote
@@ -168,9 +174,7 @@ func (r *Reconciler) copied(ctx context.Context, v state, rec record) (outcome, 
 		if current {
 			return r.recordCopied(ctx, v, next)
 		}
-		changed := sortedRefs(v.current)
-		v.unknownChanges = true
-		return r.roll(ctx, v, next, changed, "the config the pods run (the record predates the workload): "+describe(changed, nil))
+		return r.rollFromStamp(ctx, v, next, "the record predates the workload")
 	}
 	since, err := r.sinceCreation(ctx, v, rec)
 	switch {
