@@ -110,7 +110,9 @@ const (
 	// Refreshed is written by ripple on each running pod of a workload under
 	// the refresh strategy: the stamp of the config its volumes now hold.
 	// Any change of a pod makes the kubelet sync it, which rewrites its
-	// ConfigMap and Secret volumes at once.
+	// ConfigMap and Secret volumes at once. The workload's metadata takes
+	// the same stamp with the record, as its template's says what a
+	// rollout's pods run.
 	Refreshed = "ripple.dev/refreshed"
 	// Recorded sits in a workload's metadata and holds the per-object digests
 	// ripple last saw. Comparing against it makes ripple level-triggered: a

@@ -55,15 +55,15 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	return out, nil
 }
 
-// podsRunOtherConfig reports whether the pod template's stamp, written by
-// ripple under a key it knows and not copied from an older object, names
-// other config than what the workload tracks now (templateStamp).
+// podsRunOtherConfig reports whether the pods' stamp, written by ripple
+// under a key it knows and not copied from an older object, names other
+// config than what the workload tracks now (podsStamp).
 func (r *Reconciler) podsRunOtherConfig(v state) bool {
 	current, ok := r.stampSince(v, v.obj.GetCreationTimestamp().Unix()-clockSlack)
 	return ok && !current
 }
 
-// podsRunCurrent reports whether the pod template's stamp, newer than the
+// podsRunCurrent reports whether the pods' stamp, newer than the
 // record, names the config the workload tracks now: the record was written
 // back (a GitOps tool that holds it in its manifest, but not the stamp), and
 // rolling for it again would roll at each write-back. A class's rotation is
@@ -86,12 +86,12 @@ func (r *Reconciler) rollFromStamp(ctx context.Context, v state, next record, wh
 	return r.roll(ctx, v, next, changed, "the config the pods run ("+why+"): "+describe(changed, nil))
 }
 
-// stampSince reads the pod template's stamp (templateStamp) if ripple wrote
-// it at from or later, API server seconds, under a key it knows: current
-// says whether it names the config the workload tracks now, and ok whether
-// there is such a stamp.
+// stampSince reads the stamp of the config the pods run (podsStamp) if
+// ripple wrote it at from or later, API server seconds, under a key it
+// knows: current says whether it names the config the workload tracks now,
+// and ok whether there is such a stamp.
 func (r *Reconciler) stampSince(v state, from int64) (current, ok bool) {
-	st, found := templateStamp(v)
+	st, found := podsStamp(v)
 	if !found || st.at < from {
 		return false, false
 	}
@@ -108,6 +108,20 @@ func templateStamp(v state) (stamp, bool) {
 	st, ok := decodeStamp(v.tmpl.Annotations[annotations.ConfigDigest])
 	if env, found := envStamp(v); found && (!ok || env.at >= st.at) {
 		st, ok = env, true
+	}
+	return st, ok
+}
+
+// podsStamp reads the stamp of the config the pods run: the pod
+// template's (templateStamp) or, when later, the one a refresh wrote on
+// the workload with its record. A refresh changes the pods' volumes and not
+// the template, so the template's stamp alone says the pods run the config
+// of the rollout before it: a lost record rolled them for nothing, and one
+// written back refreshed them again at each write-back.
+func podsStamp(v state) (stamp, bool) {
+	st, ok := templateStamp(v)
+	if refreshed, found := decodeStamp(v.obj.GetAnnotations()[annotations.Refreshed]); found && (!ok || refreshed.at > st.at) {
+		return refreshed, true
 	}
 	return st, ok
 }

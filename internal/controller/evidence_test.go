@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -380,6 +381,42 @@ func TestTemplateStamp_TheLaterOfAnnotationAndVariables(t *testing.T) {
 			got, found := templateStamp(v)
 			if found != tt.wantFound || got != tt.want {
 				t.Fatalf("templateStamp = %+v, %v; want %+v, %v", got, found, tt.want, tt.wantFound)
+			}
+		})
+	}
+}
+
+// TestPodsStamp_ARefreshAfterTheLastRolloutIsWhatThePodsRun: a refresh
+// stamps the workload's metadata, not its template; the later of the two
+// says what the pods run.
+func TestPodsStamp_ARefreshAfterTheLastRolloutIsWhatThePodsRun(t *testing.T) {
+	t1 := stamp{keyID: "ab12cd34", at: 1700000000, digest: strings.Repeat("a", 64)}
+	t2 := stamp{keyID: "ab12cd34", at: 1700000600, digest: strings.Repeat("b", 64)}
+	tests := []struct {
+		name              string
+		rolled, refreshed *stamp
+		want              stamp
+		wantFound         bool
+	}{
+		{name: "neither"},
+		{name: "rolled alone", rolled: &t1, want: t1, wantFound: true},
+		{name: "refreshed alone", refreshed: &t1, want: t1, wantFound: true},
+		{name: "refreshed after the rollout", rolled: &t1, refreshed: &t2, want: t2, wantFound: true},
+		{name: "rolled after the refresh", rolled: &t2, refreshed: &t1, want: t2, wantFound: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := &appsv1.Deployment{}
+			tmpl := &corev1.PodTemplateSpec{}
+			if tt.rolled != nil {
+				tmpl.Annotations = map[string]string{annotations.ConfigDigest: tt.rolled.encode()}
+			}
+			if tt.refreshed != nil {
+				obj.Annotations = map[string]string{annotations.Refreshed: tt.refreshed.encode()}
+			}
+			got, found := podsStamp(state{view: &view{}, obj: obj, tmpl: tmpl})
+			if found != tt.wantFound || got != tt.want {
+				t.Fatalf("podsStamp = %+v, %v; want %+v, %v", got, found, tt.want, tt.wantFound)
 			}
 		})
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/ripple-controller/ripple/internal/workload"
 )
 
-func TestEqualExceptIgnoresOnlyThatKey(t *testing.T) {
-	const key = "skip"
+func TestEqualExceptIgnoresOnlyThoseKeys(t *testing.T) {
+	const key, also = "skip", "also"
 	tests := []struct {
 		name string
 		a, b map[string]string
@@ -30,13 +30,15 @@ func TestEqualExceptIgnoresOnlyThatKey(t *testing.T) {
 		{"another key added", map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}, false},
 		{"the key traded for another", map[string]string{"a": "1", key: "x"}, map[string]string{"a": "1", "b": "x"}, false},
 		{"another key traded for the key", map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1", key: "2"}, false},
+		{"both keys differ", map[string]string{"a": "1", key: "x", also: "x"}, map[string]string{"a": "1", key: "y", also: "y"}, true},
+		{"one key traded for the other", map[string]string{"a": "1", key: "x"}, map[string]string{"a": "1", also: "x"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := equalExcept(tt.a, tt.b, key); got != tt.want {
+			if got := equalExcept(tt.a, tt.b, key, also); got != tt.want {
 				t.Errorf("equalExcept(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 			}
-			if got := equalExcept(tt.b, tt.a, key); got != tt.want {
+			if got := equalExcept(tt.b, tt.a, key, also); got != tt.want {
 				t.Errorf("equalExcept(%v, %v) = %v, want %v", tt.b, tt.a, got, tt.want)
 			}
 		})

@@ -197,6 +197,9 @@ type state struct {
 	// unknownChanges says the rollout's changes are unknown: the stamp
 	// says the pods run other config, not which, and all are named.
 	unknownChanges bool
+	// refreshed is the stamp of pods refreshed in place, written on the
+	// workload with the record (podsStamp).
+	refreshed string
 }
 
 // Reconcile compares the config the workload tracks with its record and
@@ -804,10 +807,14 @@ func keyList(keys []string, budget int) string {
 // patch removes the pause annotation: a patch of its own would conflict
 // with the record's, made on the same version.
 func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, error) {
-	if !v.endHold {
-		return outcome{}, r.Type.Write(ctx, r.Client, v.obj, rec.encode(), "")
+	meta := map[string]string{annotations.Recorded: rec.encode()}
+	if v.refreshed != "" {
+		meta[annotations.Refreshed] = v.refreshed
 	}
-	if err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, rec.encode(), r.Opts.Keys.PausedAt); err != nil {
+	if !v.endHold {
+		return outcome{}, r.Type.Write(ctx, r.Client, v.obj, meta)
+	}
+	if err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, meta, r.Opts.Keys.PausedAt); err != nil {
 		return outcome{}, err
 	}
 	r.pauseEnded(ctx, v.obj, v.view)

@@ -347,10 +347,11 @@ func (r *Reconciler) interesting() predicate.Predicate {
 }
 
 // inputsChanged passes an update of a workload only when what Reconcile
-// reads changed: its pod spec, its annotations (ripple's own two aside),
-// its finalizers, whose removal moves a Job's recreation on, the workload
-// whose pod template it uses, or a Deployment's spec.paused; and every
-// update of a workload holding a pacing slot, whose status may free it.
+// reads changed: its pod spec, its annotations (but for the record and the
+// refresh stamp ripple writes there), its finalizers, whose removal moves a
+// Job's recreation on, the workload whose pod template it uses, or a
+// Deployment's spec.paused; and every update of a workload holding a
+// pacing slot, whose status may free it.
 // Status updates and ripple's own patches, half of all events, stop here.
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
@@ -362,7 +363,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 			if oldT == nil || newT == nil {
 				return true
 			}
-			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded) ||
+			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded, annotations.Refreshed) ||
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
 				recordChanged(e) && !r.views.of(e.ObjectNew).ownRecord() ||
 				!sameSpec(e.ObjectOld, e.ObjectNew) && (!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||
@@ -421,23 +422,26 @@ func (r *Reconciler) templateRefChanged(a, b client.Object) bool {
 	return nameA != nameB || (errA == nil) != (errB == nil)
 }
 
-// equalExcept compares two maps but for key, without copying them: it
+// equalExcept compares two maps but for keys, without copying them: it
 // runs on every update of every workload that opted in.
-func equalExcept(a, b map[string]string, key string) bool {
-	if lenExcept(a, key) != lenExcept(b, key) {
+func equalExcept(a, b map[string]string, keys ...string) bool {
+	if lenExcept(a, keys) != lenExcept(b, keys) {
 		return false
 	}
 	for k, v := range a {
-		if w, ok := b[k]; k != key && (!ok || w != v) {
+		if w, ok := b[k]; (!ok || w != v) && !slices.Contains(keys, k) {
 			return false
 		}
 	}
 	return true
 }
 
-func lenExcept(m map[string]string, key string) int {
-	if _, ok := m[key]; ok {
-		return len(m) - 1
+func lenExcept(m map[string]string, keys []string) int {
+	n := len(m)
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			n--
+		}
 	}
-	return len(m)
+	return n
 }

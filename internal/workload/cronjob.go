@@ -80,7 +80,7 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 		return Result{}, t.Stamp(ctx, c, obj, ch)
 	}
 	if why := t.Held(obj, ch.Strategy); why != "" {
-		return Result{Held: why}, t.Write(ctx, c, obj, ch.Record, "")
+		return Result{Held: why}, t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
 	}
 	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
 		running, err := jobRunning(ctx, c, cj)

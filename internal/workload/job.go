@@ -84,7 +84,7 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 		return Result{}, fmt.Errorf("%T is not a Job", obj)
 	}
 	if why := t.Held(obj, ch.Strategy); why != "" {
-		return Result{Held: why}, t.Write(ctx, c, obj, ch.Record, "")
+		return Result{Held: why}, t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
 	}
 	pending, err := json.Marshal(pendingJob{Stamp: ch.Stamp, Cause: ch.Cause})
 	if err != nil {

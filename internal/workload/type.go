@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/ripple-controller/ripple/internal/annotations"
 )
 
 // Type is one type of workload ripple rolls: how to read its pod template
@@ -148,23 +146,23 @@ func (t Type) Rollout(ctx context.Context, c client.Client, obj client.Object, c
 	return Result{}, t.Stamp(ctx, c, obj, ch)
 }
 
-// Write patches the record, and the stamp on the pod template unless it is
-// empty, in one merge patch that names nothing else, so that no other
-// writer's change is undone.
-func (t Type) Write(ctx context.Context, c client.Client, obj client.Object, record, stamp string) error {
-	var tmpl map[string]string
-	if stamp != "" {
-		tmpl = map[string]string{annotations.ConfigDigest: stamp}
-	}
-	return t.patch(ctx, c, obj, t.TemplatePatch(obj.GetResourceVersion(), map[string]string{annotations.Recorded: record}, tmpl))
+// Write patches annotations of the workload's metadata (the record, and a
+// refresh's stamp) in one merge patch that names nothing else, so that no
+// other writer's change is undone.
+func (t Type) Write(ctx context.Context, c client.Client, obj client.Object, meta map[string]string) error {
+	return t.patch(ctx, c, obj, t.TemplatePatch(obj.GetResourceVersion(), meta, nil))
 }
 
-// WriteEndingHold writes the record, as Write does without a stamp, and
-// removes the pause annotation of a hold in the same merge patch.
-func (t Type) WriteEndingHold(ctx context.Context, c client.Client, obj client.Object, record, pausedAt string) error {
+// WriteEndingHold writes as Write does, and removes the pause annotation of
+// a hold in the same merge patch.
+func (t Type) WriteEndingHold(ctx context.Context, c client.Client, obj client.Object, meta map[string]string, pausedAt string) error {
+	body := map[string]any{pausedAt: nil}
+	for k, v := range meta {
+		body[k] = v
+	}
 	return t.patch(ctx, c, obj, map[string]any{"metadata": map[string]any{
 		"resourceVersion": obj.GetResourceVersion(),
-		"annotations":     map[string]any{annotations.Recorded: record, pausedAt: nil},
+		"annotations":     body,
 	}})
 }
 

@@ -132,6 +132,48 @@ var _ = Describe("The refresh strategy", func() {
 		expectNoRollout(dep, before)
 	})
 
+	// A refresh leaves the pod template as it was: the record and the
+	// template's stamp alone would say the pods run older config.
+	It("does not refresh the pods again when a GitOps tool writes back the record it held before a refresh", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		first := startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+		waitServerPast(ns, recordedAt(before)+2)
+		setData(cm, "k", "2")
+		Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).ShouldNot(Equal(before.Recorded))
+		stamped := refreshedStamp(pod)()
+		Expect(stamped).NotTo(BeEmpty())
+		waitServerPast(ns, recordedAt(stateOf(dep))+2)
+		first.stop()
+
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = before.Recorded })
+		startRipple("--enable-pod-refresh")
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(Equal(before.Recorded), "recorded again")
+		Consistently(refreshedStamp(pod), quiet).Should(Equal(stamped), "the pods are not stamped again")
+		expectNoRollout(dep, before)
+	})
+
+	It("does not roll a workload whose record is lost after a refresh that followed a rollout", func() {
+		env := createConfigMap(ns, "env", map[string]string{"k": "1"})
+		vol := createConfigMap(ns, "vol", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, envFromConfigMap("env"), volumeConfigMap("vol"), mountConfigMap("vol", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		startRipple("--enable-pod-refresh")
+		rolled := rolledOnceBy(dep, env, "2")
+		waitServerPast(ns, recordedAt(rolled)+2)
+		setData(vol, "k", "2")
+		Eventually(refreshedStamp(pod), 10*time.Second).ShouldNot(BeEmpty())
+		Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).ShouldNot(Equal(rolled.Recorded))
+
+		update(dep, func(d *appsv1.Deployment) { delete(d.Annotations, annotations.Recorded) })
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(BeEmpty(), "recorded again")
+		expectNoRollout(dep, rolled)
+	})
+
 	It("ends a StatefulSet's pause when the change it held at its end is refreshed in place", func() {
 		env := createConfigMap(ns, "env", map[string]string{"k": "1"})
 		vol := createConfigMap(ns, "vol", map[string]string{"k": "1"})
