@@ -110,10 +110,15 @@ const (
 	// Refreshed is written by ripple on each running pod of a workload under
 	// the refresh strategy: the stamp of the config its volumes now hold.
 	// Any change of a pod makes the kubelet sync it, which rewrites its
-	// ConfigMap and Secret volumes at once. The workload's metadata takes
-	// the same stamp with the record, as its template's says what a
-	// rollout's pods run.
+	// ConfigMap and Secret volumes at once.
 	Refreshed = "ripple.dev/refreshed"
+	// PodsConfigDigest sits in a workload's metadata, written with the
+	// record when ripple changes the pods without changing their template
+	// (a refresh in place, an Argo Rollout's restart): the stamp of the
+	// config they run from then on, which the template's ConfigDigest,
+	// older, does not name. A lost or written-back record is read against
+	// the later of the two.
+	PodsConfigDigest = "ripple.dev/pods-config-digest"
 	// Recorded sits in a workload's metadata and holds the per-object digests
 	// ripple last saw. Comparing against it makes ripple level-triggered: a
 	// restart or a missed event converges instead of rolling again.

@@ -113,15 +113,17 @@ func templateStamp(v state) (stamp, bool) {
 }
 
 // podsStamp reads the stamp of the config the pods run: the pod
-// template's (templateStamp) or, when later, the one a refresh wrote on
-// the workload with its record. A refresh changes the pods' volumes and not
-// the template, so the template's stamp alone says the pods run the config
-// of the rollout before it: a lost record rolled them for nothing, and one
-// written back refreshed them again at each write-back.
+// template's (templateStamp) or, when later, the one ripple wrote on the
+// workload with the record when it changed the pods and not their
+// template (annotations.PodsConfigDigest). The template's alone says the
+// pods run the config of the rollout before a refresh or an Argo restart:
+// a lost record rolled them for nothing, one written back refreshed or
+// restarted them again, and one written back with the config undone to
+// what the template names rolled nothing.
 func podsStamp(v state) (stamp, bool) {
 	st, ok := templateStamp(v)
-	if refreshed, found := decodeStamp(v.obj.GetAnnotations()[annotations.Refreshed]); found && (!ok || refreshed.at > st.at) {
-		return refreshed, true
+	if other, found := decodeStamp(v.obj.GetAnnotations()[annotations.PodsConfigDigest]); found && (!ok || other.at > st.at) {
+		return other, true
 	}
 	return st, ok
 }

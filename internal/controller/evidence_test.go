@@ -412,7 +412,7 @@ func TestPodsStamp_ARefreshAfterTheLastRolloutIsWhatThePodsRun(t *testing.T) {
 				tmpl.Annotations = map[string]string{annotations.ConfigDigest: tt.rolled.encode()}
 			}
 			if tt.refreshed != nil {
-				obj.Annotations = map[string]string{annotations.Refreshed: tt.refreshed.encode()}
+				obj.Annotations = map[string]string{annotations.PodsConfigDigest: tt.refreshed.encode()}
 			}
 			got, found := podsStamp(state{view: &view{}, obj: obj, tmpl: tmpl})
 			if found != tt.wantFound || got != tt.want {

@@ -197,9 +197,9 @@ type state struct {
 	// unknownChanges says the rollout's changes are unknown: the stamp
 	// says the pods run other config, not which, and all are named.
 	unknownChanges bool
-	// refreshed is the stamp of pods refreshed in place, written on the
+	// podsConfig is the stamp of pods refreshed in place, written on the
 	// workload with the record (podsStamp).
-	refreshed string
+	podsConfig string
 }
 
 // Reconcile compares the config the workload tracks with its record and
@@ -808,8 +808,8 @@ func keyList(keys []string, budget int) string {
 // with the record's, made on the same version.
 func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, error) {
 	meta := map[string]string{annotations.Recorded: rec.encode()}
-	if v.refreshed != "" {
-		meta[annotations.Refreshed] = v.refreshed
+	if v.podsConfig != "" {
+		meta[annotations.PodsConfigDigest] = v.podsConfig
 	}
 	if !v.endHold {
 		return outcome{}, r.Type.Write(ctx, r.Client, v.obj, meta)

@@ -84,7 +84,7 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 			return outcome{}, "", fmt.Errorf("stamping pod %s: %w", pods[i].Name, err)
 		}
 	}
-	v.refreshed = st.encode()
+	v.podsConfig = st.encode()
 	if _, err := r.recordAfter(ctx, v, next); err != nil {
 		return outcome{}, "", err
 	}

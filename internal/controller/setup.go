@@ -348,7 +348,7 @@ func (r *Reconciler) interesting() predicate.Predicate {
 
 // inputsChanged passes an update of a workload only when what Reconcile
 // reads changed: its pod spec, its annotations (but for the record and the
-// refresh stamp ripple writes there), its finalizers, whose removal moves a
+// pods' stamp ripple writes there), its finalizers, whose removal moves a
 // Job's recreation on, the workload whose pod template it uses, or a
 // Deployment's spec.paused; and every update of a workload holding a
 // pacing slot, whose status may free it.
@@ -363,7 +363,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 			if oldT == nil || newT == nil {
 				return true
 			}
-			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded, annotations.Refreshed) ||
+			return !equalExcept(e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations(), annotations.Recorded, annotations.PodsConfigDigest) ||
 				!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers()) ||
 				recordChanged(e) && !r.views.of(e.ObjectNew).ownRecord() ||
 				!sameSpec(e.ObjectOld, e.ObjectNew) && (!equalExcept(oldT.Annotations, newT.Annotations, annotations.ConfigDigest) ||

@@ -156,7 +156,9 @@ func rollRollout(ctx context.Context, c client.Client, t Type, obj client.Object
 	if ch.Strategy != RolloutRestart && ro.Spec.WorkloadRef == nil {
 		return t.Stamp(ctx, c, obj, ch)
 	}
-	body := t.TemplatePatch(ro.ResourceVersion, map[string]string{annotations.Recorded: ch.Record}, nil)
+	// The stamp goes on the metadata: a restart leaves the template's as
+	// it was, which then names older config than the pods run.
+	body := t.TemplatePatch(ro.ResourceVersion, map[string]string{annotations.Recorded: ch.Record, annotations.PodsConfigDigest: ch.Stamp}, nil)
 	body["spec"] = map[string]any{"restartAt": restartAt(ch.Now).Format(time.RFC3339)}
 	return t.patch(ctx, c, obj, body)
 }

@@ -216,6 +216,21 @@ func expectRolloutUntouched(ro *unstructured.Unstructured, before rolloutState) 
 
 var restart = map[string]string{annotations.Auto: "true", annotations.RolloutStrategy: "restart"}
 
+// setRolloutAnnotation writes one annotation of the Rollout, or removes it
+// when value is empty, as a user or a GitOps tool would.
+func setRolloutAnnotation(ro *unstructured.Unstructured, key, value string) {
+	GinkgoHelper()
+	Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(ro), ro)).To(Succeed())
+	ann := ro.GetAnnotations()
+	if value == "" {
+		delete(ann, key)
+	} else {
+		ann[key] = value
+	}
+	ro.SetAnnotations(ann)
+	Expect(k8s.Update(suiteCtx, ro)).To(Succeed())
+}
+
 var _ = Describe("Argo Rollouts", func() {
 	var ns string
 	BeforeEach(func() { ns = newArgoNamespace() })
@@ -353,6 +368,67 @@ var _ = Describe("Argo Rollouts", func() {
 		Consistently(after.Restarts, quiet).Should(BeZero())
 		startRipple(argo)
 		expectRestartedOnce(ro, after, changedAt)
+	})
+
+	// A restart leaves the pod template's stamp as it was: the stamp on the
+	// Rollout's metadata says what its pods run since.
+	It("does not restart a Rollout again when a GitOps tool writes back the record it held before a restart", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))
+		first := startRipple(argo)
+		before := rolloutRecorded(ro)
+		waitServerPast(ns, recordedAt(state{Recorded: before.Recorded})+2)
+		changedAt := time.Now()
+		setData(cm, "k", "2")
+		after := expectRestartedOnce(ro, before, changedAt)
+		waitServerPast(ns, recordedAt(state{Recorded: after.Recorded})+2)
+		first.stop()
+
+		setRolloutAnnotation(ro, annotations.Recorded, before.Recorded)
+		written := watchRollout(ro, rolloutStateOf(ro))
+		startRipple(argo)
+
+		Eventually(func() string { return rolloutStateOf(ro).Recorded }, 20*time.Second).ShouldNot(Equal(before.Recorded), "recorded again")
+		Consistently(written.Restarts, quiet).Should(BeZero(), "its pods were restarted with this config already")
+	})
+
+	Context("after a rollout through the pod template, then a restart", func() {
+		var cm *corev1.ConfigMap
+		var ro *unstructured.Unstructured
+		var first, restarted rolloutState
+		BeforeEach(func() {
+			cm = createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			ro = createRollout(ns, "web", auto, nil, envFromConfigMap("cfg"))
+			startRipple(argo)
+			first = rolloutRecorded(ro)
+			waitServerPast(ns, recordedAt(state{Recorded: first.Recorded})+2)
+			setData(cm, "k", "2")
+			rolled := expectRolloutRolledOnce(ro, first)
+			waitServerPast(ns, recordedAt(state{Recorded: rolled.Recorded})+2)
+			setRolloutAnnotation(ro, annotations.RolloutStrategy, "restart")
+			switched := watchRollout(ro, rolloutStateOf(ro))
+			changedAt := time.Now()
+			setData(cm, "k", "3")
+			restarted = expectRestartedOnce(ro, switched, changedAt)
+			waitServerPast(ns, recordedAt(state{Recorded: restarted.Recorded})+2)
+		})
+
+		It("does not restart a Rollout whose record is lost", func() {
+			setRolloutAnnotation(ro, annotations.Recorded, "")
+			lost := watchRollout(ro, rolloutStateOf(ro))
+
+			Eventually(func() string { return rolloutStateOf(ro).Recorded }, 20*time.Second).ShouldNot(BeEmpty(), "recorded again")
+			Consistently(lost.Restarts, quiet).Should(BeZero(), "its pods were restarted with this config already")
+			Expect(lost.Rollouts()).To(BeZero())
+		})
+
+		It("restarts a Rollout whose config goes back to what its template's stamp names, with the first record written back", func() {
+			setRolloutAnnotation(ro, annotations.Recorded, first.Recorded)
+			written := watchRollout(ro, rolloutStateOf(ro))
+			setData(cm, "k", "2")
+
+			Eventually(written.Restarts, 20*time.Second).Should(Equal(1), "its pods run k=3, and the config is k=2 again")
+		})
 	})
 
 	It("restarts a Rollout with workloadRef when a ConfigMap only the referenced Deployment's template uses changes", func() {
