@@ -29,10 +29,15 @@ import (
 // five minutes by default.
 const birthsKept = 15 * time.Minute
 
-// births remembers the version at which ripple saw objects created.
+// births remembers the version at which ripple saw objects created, and
+// the one at which an object may have become tracked on its own side: its
+// ignore or match annotation changed, or it came into
+// --resource-label-selector's view long after its creation. As in
+// Reloader, a data change after that rolls, and one before it not.
 type births struct {
 	mu       sync.Mutex
 	byUID    map[types.UID]birth
+	tracking map[types.UID]birth
 	lastPrun time.Time
 }
 
@@ -42,17 +47,33 @@ type birth struct {
 	seen time.Time
 }
 
+func newBirths() births {
+	return births{byUID: map[types.UID]birth{}, tracking: map[types.UID]birth{}}
+}
+
 func (b *births) add(obj client.Object, now time.Time) {
+	b.put(b.byUID, obj, now)
+}
+
+// trackable remembers the version at which the object may have become
+// tracked: neither a creation nor a change of its data.
+func (b *births) trackable(obj client.Object, now time.Time) {
+	b.put(b.tracking, obj, now)
+}
+
+func (b *births) put(m map[types.UID]birth, obj client.Object, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.byUID[obj.GetUID()] = birth{version: obj.GetResourceVersion(), seen: now}
+	m[obj.GetUID()] = birth{version: obj.GetResourceVersion(), seen: now}
 	if now.Sub(b.lastPrun) < time.Minute {
 		return
 	}
 	b.lastPrun = now
-	for uid, v := range b.byUID {
-		if now.Sub(v.seen) > birthsKept {
-			delete(b.byUID, uid)
+	for _, m := range []map[types.UID]birth{b.byUID, b.tracking} {
+		for uid, v := range m {
+			if now.Sub(v.seen) > birthsKept {
+				delete(m, uid)
+			}
 		}
 	}
 }
@@ -60,7 +81,15 @@ func (b *births) add(obj client.Object, now time.Time) {
 func (b *births) forget(uid types.UID) {
 	b.mu.Lock()
 	delete(b.byUID, uid)
+	delete(b.tracking, uid)
 	b.mu.Unlock()
+}
+
+func (b *births) trackableAt(uid types.UID) (birth, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.tracking[uid]
+	return v, ok
 }
 
 // seenAt returns the API server second ripple saw the object created at,
@@ -103,6 +132,22 @@ func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta
 	// The version seen first may be a relist's, after a data write made
 	// during the watch gap: its own managed fields tell.
 	return first.sum != cur.sum || first.rewritten(meta), nil
+}
+
+// changedSinceTrackable reports whether the data of an object that may
+// have become tracked on its own side (births.trackable) differs from its
+// data then. Compacted away or unreadable, its managed fields tell whether
+// it was written in a later second.
+func (d *digests) changedSinceTrackable(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum) (bool, error) {
+	then, ok := d.born.trackableAt(meta.GetUID())
+	if !ok || then.version == cur.version {
+		return false, nil
+	}
+	first, found, err := d.versionAt(ctx, kind, meta, then.version)
+	if err != nil || !found {
+		return cur.dataWrittenAt > then.seen.Unix(), nil //nolint:nilerr // the fallback is the answer
+	}
+	return first.sum != cur.sum, nil
 }
 
 // rewritten reports whether the object's managed fields show its data

@@ -188,6 +188,47 @@ func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
 	}
 }
 
+// TestFanout_RemembersWhereAnObjectMayBecomeTracked: a change of the
+// ignore or match annotation, or a late entry into view, is where a data
+// change starts to roll (changedSinceTrackable); other updates and
+// creations are not.
+func TestFanout_RemembersWhereAnObjectMayBecomeTracked(t *testing.T) {
+	ignored := map[string]string{annotations.Ignore: "true"}
+	longAgo := time.Now().Add(-time.Hour).Unix()
+	tests := []struct {
+		name        string
+		run         func(f *fanout)
+		wantVersion string
+	}{
+		{"ignore removed", func(f *fanout) {
+			f.handlers().OnUpdate(&configMeta{uid: "u", version: "5", annotations: ignored}, &configMeta{uid: "u", version: "6"})
+		}, "6"},
+		{"a data or label write", func(f *fanout) {
+			f.handlers().OnUpdate(&configMeta{uid: "u", version: "5", annotations: ignored}, &configMeta{uid: "u", version: "6", annotations: ignored})
+		}, ""},
+		{"created now", func(f *fanout) {
+			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: time.Now().Unix()}, false)
+		}, ""},
+		{"into view long after its creation", func(f *fanout) {
+			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: longAgo}, false)
+		}, "5"},
+		{"in the initial list", func(f *fanout) {
+			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: longAgo}, true)
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sums := newDigests(nil, time.Now)
+			f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
+			tt.run(f)
+			got, _ := sums.born.trackableAt("u")
+			if got.version != tt.wantVersion {
+				t.Errorf("remembered version %q, want %q", got.version, tt.wantVersion)
+			}
+		})
+	}
+}
+
 // TestFanout_KeepsTheDigestOfAnObjectBackInView: an object that leaves
 // --resource-label-selector is seen deleted, and comes back as an add; its
 // digest is kept again, or each reconcile read it anew, a GET or a LIST.

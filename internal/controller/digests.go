@@ -77,7 +77,7 @@ type versionSum struct {
 }
 
 func newDigests(reader client.Reader, now func() time.Time) *digests {
-	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, lastWords: map[refs.Ref]lastWord{}, born: births{byUID: map[types.UID]birth{}},
+	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, lastWords: map[refs.Ref]lastWord{}, born: newBirths(),
 		fed: map[string]string{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -107,7 +108,12 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			if o := f.object(obj); o != nil && !isInInitialList {
 				// Back in view (a label under --resource-label-selector): not gone.
 				f.digests.back(o.GetUID())
-				f.digests.born.add(o, f.digests.now())
+				now := f.digests.now()
+				f.digests.born.add(o, now)
+				if o.GetCreationTimestamp().Unix() < now.Unix()-clockSlack {
+					// Created long before: it came into view.
+					f.digests.born.trackable(o, now)
+				}
 				f.enqueue(o)
 			}
 		},
@@ -122,7 +128,11 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			if oldUID != newUID {
 				f.forget(oldUID)
 			}
-			f.enqueue(f.object(newObj))
+			o := f.object(newObj)
+			if oldUID == newUID && !sameMarks(oldObj, newObj) {
+				f.digests.born.trackable(o, f.digests.now())
+			}
+			f.enqueue(o)
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -148,6 +158,14 @@ func identity(obj any) (types.UID, string) {
 		return o.GetUID(), o.GetResourceVersion()
 	}
 	return "", ""
+}
+
+// sameMarks reports whether two versions of an object carry the same
+// ignore and match annotations, the two that configMeta keeps.
+func sameMarks(a, b any) bool {
+	ma, okA := a.(*configMeta)
+	mb, okB := b.(*configMeta)
+	return !okA || !okB || maps.Equal(ma.annotations, mb.annotations)
 }
 
 // forget drops what ripple keeps of a deleted object.

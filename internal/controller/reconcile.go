@@ -434,17 +434,24 @@ func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed dig
 	return r.creationsChanged(ctx, v, diff(rec, v.current, keyed.Short, missing))
 }
 
-// creationsChanged turns the creations of objects whose data changed since
-// into changes that roll.
+// creationsChanged turns the creations of objects whose data changed since,
+// and the objects newly tracked whose data changed since they may have
+// become tracked on their own side, into changes that roll.
 func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
 	out := make(map[refs.Ref]change, len(changes))
 	for ref, c := range changes {
 		out[ref] = c
-		if c != created || r.Opts.ReloadOnCreate {
+		t := v.current[ref]
+		var changed bool
+		var err error
+		switch {
+		case c == created && !r.Opts.ReloadOnCreate:
+			changed, err = r.digests.changedSinceCreation(ctx, ref.Kind, t.meta, t.version)
+		case c == newlyTracked:
+			changed, err = r.digests.changedSinceTrackable(ctx, ref.Kind, t.meta, t.version)
+		default:
 			continue
 		}
-		t := v.current[ref]
-		changed, err := r.digests.changedSinceCreation(ctx, ref.Kind, t.meta, t.version)
 		if err != nil {
 			return nil, err
 		}

@@ -103,8 +103,10 @@ type change int
 const (
 	changedData change = iota + 1
 	created
-	// createdThenChanged is an object created after the record whose data
-	// changed since: as in Reloader, the change rolls, the creation alone not.
+	// createdThenChanged is an object created after the record, or newly
+	// tracked after its ignore or match annotation or its label changed,
+	// whose data changed since: as in Reloader, the change rolls, the
+	// creation or the annotation alone not.
 	createdThenChanged
 	deleted
 	// untracked and newlyTracked follow a change of annotations or of

@@ -423,6 +423,44 @@ func neverLosingAChange() {
 		expectNoRollout(dep, before)
 	})
 
+	// Reloader handles each event with that version's annotations and
+	// labels: the write that makes the object tracked rolls nothing, the
+	// data write after it rolls. One reconcile sees both at once.
+	DescribeTable("when a ConfigMap becomes tracked on its own side, and its data is written within one debounce",
+		func(depAnn map[string]string, flag string, untracked, tracked func(*corev1.ConfigMap), dataFirst bool) {
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			update(cm, untracked)
+			// Older than the record, as an object long in use.
+			waitServerPast(ns, lastWrite(cm)+2)
+			dep := createDeployment(ns, "dep", depAnn, volumeConfigMap("cfg"))
+			startRipple("--debounce=1s", flag)
+			before := recorded(dep)
+
+			if dataFirst {
+				setData(cm, "k", "2")
+				update(cm, tracked)
+				Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/cfg="))
+				expectNoRollout(dep, before)
+				return
+			}
+			update(cm, tracked)
+			setData(cm, "k", "2")
+			expectRolledOnce(dep, before)
+		},
+		Entry("rolls once after its ignore annotation is removed", auto, "--debounce=1s",
+			func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} },
+			func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) }, false),
+		Entry("rolls once after it is annotated match under search", map[string]string{annotations.Search: "true"}, "--debounce=1s",
+			func(*corev1.ConfigMap) {},
+			func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Match: "true"} }, false),
+		Entry("rolls once after it takes --resource-label-selector's label", auto, "--resource-label-selector=reload=yes",
+			func(*corev1.ConfigMap) {},
+			func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} }, false),
+		Entry("does not roll for a change written before its ignore annotation is removed", auto, "--debounce=1s",
+			func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} },
+			func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) }, true),
+	)
+
 	It("does not roll with --reload-on-delete when a ConfigMap is marked ignored and deleted within one debounce, as Reloader reads the deleted object", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
