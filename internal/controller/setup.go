@@ -199,7 +199,8 @@ func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, s
 
 // SetupWithManager indexes the workloads of r's type by the config they may
 // track and wires everything that queues one of them:
-//   - its own events: in ripple's namespaces, with an input of Reconcile
+//   - its own events: in ripple's namespaces or paused by it
+//     (inScopeOrPaused), with an input of Reconcile
 //     changed (inputsChanged), and opted in, recorded or mistaken (interesting);
 //   - a ConfigMap or Secret event: the shared config watch looks its
 //     "kind/namespace/name" up in refIndex and queues the workloads found,
@@ -215,7 +216,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, con
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Type.Plural).
-		For(r.Type.New(), builder.WithPredicates(predicate.NewPredicateFuncs(inScope(r.Opts)), r.inputsChanged(), r.interesting())).
+		For(r.Type.New(), builder.WithPredicates(predicate.NewPredicateFuncs(r.inScopeOrPaused), r.inputsChanged(), r.interesting())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Opts.Workers, RateLimiter: retryLimiter()})
 	for _, f := range config {
 		b = b.WatchesRawSource(f.queueFor(r.Type, r.seen))
@@ -280,6 +281,15 @@ func templateChanged(src workload.Type) predicate.Predicate {
 			return !sameSpec(e.ObjectOld, e.ObjectNew) && !semanticallyEqual(src.Template(e.ObjectOld), src.Template(e.ObjectNew))
 		},
 	}
+}
+
+// inScopeOrPaused passes the workloads of ripple's namespaces, and those
+// it paused wherever they are: a Deployment's pause must end even in a
+// namespace --namespaces-to-ignore took out of scope at a restart, or it
+// stayed paused for good. Reconcile ends pauses before it reads the scope.
+func (r *Reconciler) inScopeOrPaused(o client.Object) bool {
+	_, paused := o.GetAnnotations()[r.Opts.Keys.PausedAt]
+	return paused || !slices.Contains(r.Opts.NamespacesToIgnore, o.GetNamespace())
 }
 
 // inScope passes the objects of every namespace but --namespaces-to-ignore.

@@ -276,6 +276,15 @@ var _ = Describe("Pause periods", func() {
 		Expect(pausedAt(dep)()).To(BeEmpty())
 	})
 
+	It("resumes a Deployment it paused when a restart puts its namespace in --namespaces-to-ignore", func() {
+		_, dep := pausedThenStopped(ns, "3s")
+
+		startRipple("--namespaces-to-ignore=" + ns)
+
+		Eventually(specPaused(dep), 15*time.Second).Should(BeFalse(), "a pause never outlasts its period")
+		Expect(pausedAt(dep)()).To(BeEmpty())
+	})
+
 	It("resumes a Deployment whose resume lost a race to a write that queues nothing", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", pauseFor("3s"), envFromConfigMap("cfg"))
