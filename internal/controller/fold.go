@@ -81,8 +81,9 @@ func bucketSum(lines []string) string {
 }
 
 // foldedDiff compares a folded record with the tracked objects now. Objects
-// created after the record cannot be in it: they are left out of the
-// buckets and reported one by one as created. Those created within
+// created after the record, or whose creation ripple saw after it (a watch
+// that lagged or broke), cannot be in it: they are left out of the buckets
+// and reported one by one as created, as diff does. Those created within
 // clockSlack of the record may or may not be in it: a bucket matches with
 // any of them, and those it matches without are created.
 func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string) map[refs.Ref]change {
@@ -90,7 +91,7 @@ func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) str
 	old, borderline := map[refs.Ref][]string{}, map[refs.Ref][]refs.Ref{}
 	lines := map[refs.Ref]string{}
 	for ref, cur := range now {
-		if cur.createdAt > rec.at+clockSlack {
+		if cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack {
 			out[ref] = created
 			continue
 		}

@@ -508,6 +508,31 @@ var _ = Describe("A reload list that matches thousands of objects", func() {
 		createConfigMap(ns, "app-config-new", map[string]string{"k": "1"})
 		expectNoRollout(dep, after)
 	})
+
+	It("does not roll a folded record for a ConfigMap created while ripple's watch of ConfigMaps was broken, across a record written meanwhile", func() {
+		ns := newNamespace(nil)
+		createConfigMapsFast(ns, "app-config-%04d", 400)
+		dep := createDeployment(ns, "dep", map[string]string{annotations.ConfigMapReload: "app-config-.*", annotations.SecretReload: "sec-.*"})
+		watches := &breakableWatches{path: "/configmaps"}
+		withRippleTransport(watches.wrap)
+		startRipple()
+		before := recorded(dep)
+		Expect(before.Recorded).To(ContainSubstring("ConfigMap/#"), "the record is folded")
+
+		watches.cut()
+		cm := createConfigMap(ns, "app-config-late", map[string]string{"k": "1"})
+		waitServerPast(ns, cm.CreationTimestamp.Unix()+1)
+		// A record written while ripple's cache lacks the ConfigMap.
+		createSecret(ns, "sec-a", map[string]string{"k": "1"})
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(Equal(before.Recorded))
+		meanwhile := stateOf(dep)
+		waitServerPast(ns, recordedAt(meanwhile)+2)
+		watches.restore()
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(Equal(meanwhile.Recorded), "recorded once seen")
+		Expect(before.Rollouts()).To(BeZero(), "a creation rolls nothing, as with an unfolded record")
+		expectNoRollout(dep, before)
+	})
 })
 
 var _ = Describe("Two installations on one namespace", func() {
