@@ -467,22 +467,35 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[
 // pods still hold unless replaced says a rollout replaces them, so that an
 // object recreated under the same name rolls it when, and only when, its
 // data differs from theirs; and those the cache has not caught up with.
+// Under a previous key (a rotation), a deleted object's entry cannot be
+// written under the current one: it becomes unknownEntry, and the object
+// recreated rolls whatever its data.
 func (r *Reconciler) kept(rec record, current map[refs.Ref]tracked, changes map[refs.Ref]change, replaced bool) map[refs.Ref]string {
-	if !r.keepsRecord(rec) {
+	if isFolded(rec.objects) {
 		return nil
 	}
+	rekeyed := rec.keyID != r.Keyed.KeyID()
 	out := map[refs.Ref]string{}
 	for ref, short := range rec.objects {
 		if _, ok := current[ref]; ok {
 			continue
 		}
 		switch c := changes[ref]; {
-		case c == 0, c == deleted && !r.Opts.ReloadOnDelete && !replaced:
+		case c == 0 && !rekeyed:
 			out[ref] = short
+		case c == deleted && !r.Opts.ReloadOnDelete && !replaced:
+			out[ref] = short
+			if rekeyed {
+				out[ref] = unknownEntry
+			}
 		}
 	}
 	return out
 }
+
+// unknownEntry is the entry of a deleted object whose digest ripple can no
+// longer compare: it equals no digest, so the object recreated rolls.
+const unknownEntry = "unknown"
 
 // keepsRecord reports whether entries of the record can be carried into
 // the next: written under the current key, and not folded into buckets.
