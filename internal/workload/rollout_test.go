@@ -125,7 +125,7 @@ func TestRollRollout_WritesOnePatch(t *testing.T) {
 	now := time.Date(2026, 11, 24, 4, 5, 6, 500, time.UTC)
 	ch := Change{Record: "key=k;at=1", Stamp: "k:1:d", Now: now}
 	template := `{"metadata":{"annotations":{"ripple.dev/recorded":"key=k;at=1"},"resourceVersion":"7"},"spec":{"template":{"metadata":{"annotations":{"ripple.dev/config-digest":"k:1:d"}}}}}`
-	restart := `{"metadata":{"annotations":{"ripple.dev/recorded":"key=k;at=1"},"resourceVersion":"7"},"spec":{"restartAt":"2026-11-24T04:05:07Z"}}`
+	restart := `{"metadata":{"annotations":{"ripple.dev/pods-config-digest":"k:1:d","ripple.dev/recorded":"key=k;at=1"},"resourceVersion":"7"},"spec":{"restartAt":"2026-11-24T04:05:07Z"}}`
 	cases := []struct {
 		name     string
 		strategy string
