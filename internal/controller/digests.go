@@ -45,7 +45,7 @@ type digests struct {
 	// written just before a deletion, both within one debounce, still says
 	// the deletion is none of a tracked object's, as Reloader, which reads
 	// the deleted object, has it.
-	lastWords map[refs.Ref]lastWord
+	lastWords map[objectKey]lastWord
 	born      births
 	// now tells the API server's time, which births are seen in.
 	now func() time.Time
@@ -77,7 +77,7 @@ type versionSum struct {
 }
 
 func newDigests(reader client.Reader, now func() time.Time) *digests {
-	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, lastWords: map[refs.Ref]lastWord{}, born: newBirths(),
+	return &digests{reader: reader, now: now, byUID: map[types.UID]versionSum{}, gone: map[types.UID]time.Time{}, lastWords: map[objectKey]lastWord{}, born: newBirths(),
 		fed: map[string]string{}, awaited: map[string]chan struct{}{}, wait: feedWait, wanted: map[string]map[types.UID]bool{}}
 }
 
@@ -313,11 +313,17 @@ func (d *digests) forget(uid types.UID) {
 			delete(d.gone, uid)
 		}
 	}
-	for ref, w := range d.lastWords {
+	for key, w := range d.lastWords {
 		if now.Sub(w.at) > goneKept {
-			delete(d.lastWords, ref)
+			delete(d.lastWords, key)
 		}
 	}
+}
+
+// objectKey names a ConfigMap or Secret by kind, namespace and name.
+type objectKey struct {
+	kind refs.Kind
+	types.NamespacedName
 }
 
 type lastWord struct {
@@ -331,7 +337,7 @@ func (d *digests) deleted(kind refs.Kind, obj client.Object) {
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.lastWords[refs.Ref{Kind: kind, Name: obj.GetNamespace() + "/" + obj.GetName()}] = lastWord{annotations: obj.GetAnnotations(), at: now}
+	d.lastWords[objectKey{kind, client.ObjectKeyFromObject(obj)}] = lastWord{annotations: obj.GetAnnotations(), at: now}
 }
 
 // lastAnnotations returns the annotations the object of the kind and key
@@ -339,7 +345,7 @@ func (d *digests) deleted(kind refs.Kind, obj client.Object) {
 func (d *digests) lastAnnotations(kind refs.Kind, key types.NamespacedName) (map[string]string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	w, ok := d.lastWords[refs.Ref{Kind: kind, Name: key.String()}]
+	w, ok := d.lastWords[objectKey{kind, key}]
 	return w.annotations, ok
 }
 

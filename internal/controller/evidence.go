@@ -76,8 +76,8 @@ func (r *Reconciler) podsRunCurrent(v state, rec record, causes []refs.Ref) bool
 	return ok && current
 }
 
-// rollFromStamp rolls for a change the stamp alone tells, why saying
-// what record there is not to tell it: which objects changed is unknown, so all are
+// rollFromStamp rolls for a change that only the stamp tells, why saying
+// which record could not: which objects changed is unknown, so all are
 // named, and under the env-vars strategy only ripple's variables are set
 // (envVars).
 func (r *Reconciler) rollFromStamp(ctx context.Context, v state, next record, why string) (outcome, error) {
