@@ -76,6 +76,17 @@ func (r *Reconciler) podsRunCurrent(v state, rec record, causes []refs.Ref) bool
 	return ok && current
 }
 
+// podsRunOtherThanRecorded reports whether the pods' stamp, newer than the
+// record, names other config than the workload tracks now, which the
+// record names: the record was written back (a GitOps tool), then the
+// config set back to what it names (a git revert), and the pods still run
+// the config the stamp names. Ripple writes its stamp with its record, so
+// only a write-back makes the stamp the newer.
+func (r *Reconciler) podsRunOtherThanRecorded(v state, rec record) bool {
+	current, ok := r.stampSince(v, rec.at+clockSlack+1)
+	return ok && !current
+}
+
 // rollFromStamp rolls for a change that only the stamp tells, why saying
 // which record could not: which objects changed is unknown, so all are
 // named, and under the env-vars strategy only ripple's variables are set

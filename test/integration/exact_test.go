@@ -344,7 +344,7 @@ func neverLosingAChange() {
 	})
 
 	DescribeTable("after a restart, a workload whose stale record a GitOps tool wrote back, but not its stamp,",
-		func(changedSince bool) {
+		func(meanwhile string, rolls bool) {
 			cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 			dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
 			r := startRipple()
@@ -354,23 +354,40 @@ func neverLosingAChange() {
 			waitServerPast(ns, recordedAt(stateOf(dep))+2)
 			rolled := rolledOnceBy(dep, cm, "2")
 			r.stop()
-			if changedSince {
-				setData(cm, "k", "3")
+			if meanwhile != "" {
+				setData(cm, "k", meanwhile)
 			}
 
 			update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = stale })
 			startRipple()
 
-			if changedSince {
+			if rolls {
 				expectRolledOnce(dep, rolled)
 				return
 			}
 			Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).ShouldNot(Equal(stale), "recorded again")
 			expectNoRollout(dep, rolled)
 		},
-		Entry("is recorded again, not rolled, when its pods run the config it tracks", false),
-		Entry("rolls once when its config changed since its last rollout", true),
+		Entry("is recorded again, not rolled, when its pods run the config it tracks", "", false),
+		Entry("rolls once when its config changed since its last rollout", "3", true),
+		Entry("rolls once when its config went back to what the stale record names, which the pods no longer run", "1", true),
 	)
+
+	It("rolls a workload whose stale record a GitOps tool wrote back when its config goes back to what that record names", func() {
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, envFromConfigMap("app-config"))
+		startRipple()
+		first := recorded(dep)
+		waitServerPast(ns, recordedAt(first)+2)
+		rolled := rolledOnceBy(dep, cm, "2")
+		waitServerPast(ns, recordedAt(rolled)+2)
+
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = first.Recorded })
+		written := withRollouts(dep, stateOf(dep))
+		setData(cm, "k", "1")
+
+		expectRolledOnce(dep, written)
+	})
 
 	It("does not roll a copy again when a GitOps tool writes its stale record back after ripple rolled it", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
