@@ -138,6 +138,15 @@ const (
 	Run = "ripple.dev/run"
 )
 
+// Fixed lists the annotations ripple reads or writes under their own names
+// whatever the flags: a renamed key that took one of these would read a
+// value meant for another purpose (or ripple's own writes) as its own.
+var Fixed = []string{
+	SecretProviderClassAuto, SecretProviderClassReload, SecretProviderClassExclude,
+	ReloadStrategy, KeyPrecision, MinRolloutInterval, CronJobStrategy, RolloutStrategy,
+	ConfigDigest, Refreshed, PodsConfigDigest, Recorded, ReloadCause, Recreate, Run,
+}
+
 // Keys holds the annotation names in use; flags may rename any of them.
 type Keys struct {
 	Auto             string

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -344,10 +345,22 @@ func (o *Options) validate() []error {
 	if err := validKeySecret(o.HMACKeySecret); err != nil {
 		fail("hmac-key-secret", "%w", err)
 	}
-	for flag, key := range o.keyFlags() {
-		if key == "" {
+	keys := o.keyFlags()
+	taken := map[string]string{}
+	for _, flag := range slices.Sorted(maps.Keys(keys)) {
+		key := keys[flag]
+		msgs := validation.IsQualifiedName(key)
+		switch {
+		case key == "":
 			fail(flag, "must not be empty")
+		case len(msgs) > 0:
+			fail(flag, "%q is not an annotation name: %s", key, strings.Join(msgs, "; "))
+		case slices.Contains(annotations.Fixed, key):
+			fail(flag, "%q is an annotation ripple reads or writes for another purpose", key)
+		case taken[key] != "":
+			fail(flag, "%q is also the name --%s gives", key, taken[key])
 		}
+		taken[key] = flag
 	}
 	return errs
 }
