@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
@@ -49,6 +52,10 @@ const maxQuotedEntry = 128
 // so ripple records again.
 const maxRecord = 2 * recordBudget
 
+// maxKeyID bounds the key id read from a record, which is logged and
+// quoted in Events: ripple's are 8 hex digits.
+const maxKeyID = 64
+
 // decodeRecord reads a record; its error quotes at most maxQuotedEntry
 // bytes of the entry it is about.
 func decodeRecord(s string) (record, error) {
@@ -64,6 +71,9 @@ func decodeRecord(s string) (record, error) {
 		}
 		switch {
 		case i == 0 && k == "key":
+			if len(v) > maxKeyID {
+				return record{}, fmt.Errorf("key id of %d bytes, longer than any ripple writes", len(v))
+			}
 			r.keyID = v
 		case i == 1 && k == "at":
 			at, err := strconv.ParseInt(v, 10, 64)
@@ -80,7 +90,7 @@ func decodeRecord(s string) (record, error) {
 			r.wave = v
 		case i > 1:
 			kind, name, ok := strings.Cut(k, "/")
-			if !ok || !slices.Contains(refs.AllKinds, refs.Kind(kind)) || name == "" {
+			if !ok || !slices.Contains(refs.AllKinds, refs.Kind(kind)) || !recordableName(name) {
 				return record{}, fmt.Errorf("entry %q does not name a ConfigMap, Secret or SecretProviderClass", quoted)
 			}
 			r.objects[refs.Ref{Kind: refs.Kind(kind), Name: name}] = v
@@ -95,6 +105,15 @@ func decodeRecord(s string) (record, error) {
 		return record{}, fmt.Errorf("no time entry")
 	}
 	return r, nil
+}
+
+// recordableName reports whether a record entry's name can be an object's
+// or a bucket's: ripple reads a recorded object missing from its cache by
+// name, and a hand-edited name holding a slash or dots would send that read
+// to another path of the API, failing every reconcile of the workload or
+// probing objects elsewhere.
+func recordableName(name string) bool {
+	return name != "" && len(name) <= validation.DNS1123SubdomainMaxLength && len(content.IsPathSegmentName(name)) == 0
 }
 
 // change is how one tracked object differs from the record.

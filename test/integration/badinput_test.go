@@ -468,6 +468,17 @@ var _ = Describe("Bad input", func() {
 			e.stays(dep, expectRolledOnce(dep, again))
 		}}),
 
+		Entry("a record entry edited to name another API path: recorded again, and a change of the workload's ConfigMap still rolls it", badCase{run: func(e *badEnv) {
+			cm := createConfigMap(e.ns, "cfg", map[string]string{"k": "1"})
+			dep := createDeployment(e.ns, "dep", map[string]string{annotations.ConfigMapReload: "cfg.*"}, volumeConfigMap("cfg"))
+			edited := recorded(dep).Recorded + ";ConfigMap/cfg/..=0011223344556677"
+			update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = edited })
+			Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).ShouldNot(Equal(edited), "recorded again")
+
+			again := withRollouts(dep, stateOf(dep))
+			setData(cm, "k", "2")
+			e.stays(dep, expectRolledOnce(dep, again))
+		}}),
 		Entry("a 253-character ConfigMap name and a 253-character Secret name", badCase{run: func(e *badEnv) {
 			cmName, secretName := longName("cm-", 253), longName("s-", 253)
 			cm := createConfigMap(e.ns, cmName, map[string]string{"k": "1"})
