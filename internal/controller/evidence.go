@@ -177,7 +177,9 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 	if !firstLook && left > 0 {
 		return outcome{requeue: left}, nil
 	}
-	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 {
+	// A stamp of ripple's newer than the record says what the pods run, as
+	// for a record under its own key written back (podsRunCurrent).
+	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 && !r.podsRunCurrent(v, rec, since) {
 		return r.roll(ctx, v, r.next(v, nil), since, describe(since, nil)+" (since a record under another key)")
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()

@@ -84,6 +84,26 @@ var _ = Describe("The digest key", func() {
 		expectRolledOnce(dep, before)
 	})
 
+	It("does not roll again when a record under another key, older than its stamp, is written back while the pods run the config now", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		r := startRipple()
+		first := recorded(dep)
+		waitServerPast(ns, recordedAt(first)+2)
+		rolled := rolledOnceBy(dep, cm, "2")
+		r.stop()
+
+		id, _, _ := strings.Cut(first.Recorded, ";")
+		foreign := strings.Replace(first.Recorded, id, "key=0badc0de", 1)
+		for range 2 {
+			update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = foreign })
+			r = startRipple()
+			Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(HavePrefix(id+";"), "recorded again under its own key")
+			r.stop()
+		}
+		expectNoRollout(dep, rolled)
+	})
+
 	It("rolls for a change made under a replaced key once its minimum interval ends, not after the other key's grace", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.MinRolloutInterval: "8s"}, volumeConfigMap("cfg"))
