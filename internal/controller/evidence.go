@@ -78,10 +78,13 @@ func (r *Reconciler) podsRunCurrent(v state, rec record, causes []refs.Ref) bool
 
 // podsRunOtherThanRecorded reports whether the pods' stamp, newer than the
 // record, names other config than the workload tracks now, which the
-// record names: the record was written back (a GitOps tool), then the
-// config set back to what it names (a git revert), and the pods still run
-// the config the stamp names. Ripple writes its stamp with its record, so
-// only a write-back makes the stamp the newer.
+// record, showing no change, names: the record was written back (a GitOps
+// tool), then the config set back to what it names (a git revert), and the
+// pods still run the config the stamp names. Ripple writes its stamp with
+// its record, so only a write-back makes the stamp the newer. The stamp
+// covers every tracked object, so with a change that rolls nothing (a
+// deletion, an object untracked) it cannot tell what differs, and says
+// nothing.
 func (r *Reconciler) podsRunOtherThanRecorded(v state, rec record) bool {
 	current, ok := r.stampSince(v, rec.at+clockSlack+1)
 	return ok && !current

@@ -376,7 +376,7 @@ func (r *Reconciler) converge(ctx context.Context, v state) (outcome, error) {
 		}
 		return out, err
 	}
-	if len(causes) == 0 && r.podsRunOtherThanRecorded(v, rec) {
+	if len(changes) == 0 && r.podsRunOtherThanRecorded(v, rec) {
 		return r.rollFromStamp(ctx, v, next, "the record was written back")
 	}
 	if len(causes) == 0 && rec.keyID == next.keyID && maps.Equal(rec.objects, next.objects) {

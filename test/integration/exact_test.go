@@ -389,6 +389,25 @@ func neverLosingAChange() {
 		expectRolledOnce(dep, written)
 	})
 
+	It("does not roll for a deletion, which rolls nothing, when a stale record a GitOps tool wrote back names the config otherwise", func() {
+		a := createConfigMap(ns, "a", map[string]string{"k": "1"})
+		b := createConfigMap(ns, "b", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("a"), volumeConfigMap("b"))
+		r := startRipple()
+		first := recorded(dep)
+		waitServerPast(ns, recordedAt(first)+2)
+		rolledOnceBy(dep, a, "2")
+		rolledOnceBy(dep, a, "1")
+		Expect(k8s.Delete(suiteCtx, b)).To(Succeed())
+		r.stop()
+
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = first.Recorded })
+		written := withRollouts(dep, stateOf(dep))
+		startRipple()
+
+		expectNoRollout(dep, written)
+	})
+
 	It("does not roll a copy again when a GitOps tool writes its stale record back after ripple rolled it", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
