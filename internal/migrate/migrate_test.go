@@ -385,3 +385,31 @@ func TestValuesNotesANamespaceToIgnoreReloaderMatchedNone(t *testing.T) {
 		})
 	}
 }
+
+// Reloader reads custom annotation names as given, one name for two
+// annotations included; ripple refuses to start with such names, and the
+// migration must say so rather than install a ripple that never starts.
+func TestValuesNotesAnnotationNamesRippleRefuses(t *testing.T) {
+	tests := []struct {
+		in    string
+		noted bool
+	}{
+		{"reloader: {custom_annotations: {configmap: reload, secret: reload}}", true},
+		{"reloader: {custom_annotations: {auto: 'not a name!'}}", true},
+		{"reloader: {custom_annotations: {pauseTime: deployment.reloader.stakater.com/pause-period}}", true},
+		{"reloader: {custom_annotations: {configmap: cm-reload, secret: secret-reload}}", false},
+		{"reloader: {}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			res, err := Values([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			noted := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "annotations: ripple refuses") })
+			if noted != tt.noted {
+				t.Errorf("noted = %v, want %v: %q", noted, tt.noted, res.Notes)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ripple-controller/ripple/internal/options"
@@ -371,19 +372,28 @@ func (m *mapper) names(p path) []any {
 	return out
 }
 
-// customAnnotations are Reloader's custom_annotations keys and ripple's.
-var customAnnotations = [][2]string{
-	{"auto", "auto"}, {"configmap_auto", "configmapAuto"}, {"secret_auto", "secretAuto"},
-	{"search", "autoSearch"}, {"match", "searchMatch"}, {"configmap", "configmap"}, {"secret", "secret"},
-	{"ignore", "ignore"}, {"pausePeriod", "pauseDeployment"}, {"pauseTime", "pauseDeploymentTime"},
+// customAnnotations are Reloader's custom_annotations keys, ripple's, and
+// the flag ripple's chart passes each as.
+var customAnnotations = [][3]string{
+	{"auto", "auto", "auto-annotation"}, {"configmap_auto", "configmapAuto", "configmap-auto-annotation"},
+	{"secret_auto", "secretAuto", "secret-auto-annotation"}, {"search", "autoSearch", "auto-search-annotation"},
+	{"match", "searchMatch", "search-match-annotation"}, {"configmap", "configmap", "configmap-annotation"},
+	{"secret", "secret", "secret-annotation"}, {"ignore", "ignore", "ignore-annotation"},
+	{"pausePeriod", "pauseDeployment", "pause-deployment-annotation"},
+	{"pauseTime", "pauseDeploymentTime", "pause-deployment-time-annotation"},
 }
 
 func (m *mapper) annotations() {
 	customPath, webhookURL := at("reloader.custom_annotations"), at("reloader.webhookUrl")
 	custom, withCustom := m.get(customPath)
+	var flags []string
 	for _, a := range customAnnotations {
 		m.carry(customPath.child(a[0]), path{"annotations", a[1]})
+		if v, ok := m.changed(customPath.child(a[0])); ok {
+			flags = append(flags, fmt.Sprintf("--%s=%v", a[2], v))
+		}
 	}
+	m.refusedAnnotations(flags)
 	_, isMap := custom.(map[string]any)
 	if _, ok := m.get(webhookURL); !ok {
 		return
@@ -395,6 +405,20 @@ func (m *mapper) annotations() {
 		return
 	}
 	m.drop(webhookURL, "Reloader's chart passes it only with custom_annotations set, so your Reloader rolls workloads; with it, ripple would roll none")
+}
+
+// refusedAnnotations notes names ripple refuses to start with (one name
+// for two annotations, say), which Reloader took.
+func (m *mapper) refusedAnnotations(flags []string) {
+	fs := pflag.NewFlagSet("annotations", pflag.ContinueOnError)
+	p := options.NewParser(fs)
+	if err := fs.Parse(flags); err != nil {
+		m.note("annotations: ripple refuses these names: %v", err)
+		return
+	}
+	if _, err := p.Options(); err != nil {
+		m.note("annotations: ripple refuses to start with these names, where Reloader read one annotation for two purposes or took any name: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
 }
 
 func (m *mapper) monitoring() {
