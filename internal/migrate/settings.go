@@ -412,11 +412,11 @@ func (m *mapper) annotations() {
 func (m *mapper) refusedAnnotations(flags []string) {
 	fs := pflag.NewFlagSet("annotations", pflag.ContinueOnError)
 	p := options.NewParser(fs)
-	if err := fs.Parse(flags); err != nil {
-		m.note("annotations: ripple refuses these names: %v", err)
-		return
+	err := fs.Parse(flags)
+	if err == nil {
+		_, err = p.Options()
 	}
-	if _, err := p.Options(); err != nil {
+	if err != nil {
 		m.note("annotations: ripple refuses to start with these names, where Reloader read one annotation for two purposes or took any name: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 }
