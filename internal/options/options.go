@@ -163,7 +163,7 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	}
 
 	fs.BoolVar(&o.KeyPrecision, "key-precision", false, "Roll a workload only when a key its pod spec reads changes (env valueFrom, volume or projected items), not on any key of the objects it uses, as Reloader does. The annotation "+annotations.KeyPrecision+" on one overrides it.")
-	fs.StringVar(&o.ReloadStrategy, "reload-strategy", workload.StampAnnotations, "How workloads roll: annotations (a digest annotation on the pod template) or env-vars (Reloader's STAKATER_<NAME>_<KIND> variable on the container that uses the changed object). The annotation "+annotations.ReloadStrategy+" on one overrides it.")
+	fs.StringVar(&o.ReloadStrategy, "reload-strategy", workload.StampAnnotations, "How workloads roll: annotations (a digest annotation on the pod template), env-vars (Reloader's STAKATER_<NAME>_<KIND> variable on the container that uses the changed object) or refresh (an annotation on the running pods, with --enable-pod-refresh, where a restart is not needed). The annotation "+annotations.ReloadStrategy+" on one overrides it.")
 	fs.DurationVar(&o.PausePeriod, "pause-period", 0, "Pause of every Deployment, StatefulSet and DaemonSet without the pause-period annotation: a change starts it, and the workload rolls once, with every change made meanwhile, when it ends. 0 pauses none.")
 	fs.BoolVar(&o.AutoReloadAll, "auto-reload-all", false, "Treat every workload as annotated auto=\"true\", unless it says \"false\".")
 	fs.BoolVar(&o.ReloadOnCreate, "reload-on-create", false, "Roll workloads when an object they track is created.")

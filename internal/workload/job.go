@@ -67,6 +67,9 @@ func init() {
 type pendingJob struct {
 	Stamp string `json:"stamp"`
 	Cause string `json:"cause"`
+	// Env are the variables of the env-vars strategy, which the new Job's
+	// template carries instead of the stamp annotation.
+	Env []EnvVar `json:"env,omitempty"`
 }
 
 // decodeJob reads the Recreate annotation's value. A mangled one still
@@ -86,7 +89,7 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 	if why := t.Held(obj, ch.Strategy); why != "" {
 		return Result{Held: why}, t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
 	}
-	pending, err := json.Marshal(pendingJob{Stamp: ch.Stamp, Cause: ch.Cause})
+	pending, err := json.Marshal(pendingJob{Stamp: ch.Stamp, Cause: ch.Cause, Env: ch.Env})
 	if err != nil {
 		return Result{}, fmt.Errorf("encoding the Job to recreate: %w", err)
 	}
@@ -271,7 +274,16 @@ func recreated(old *batchv1.Job, pending pendingJob) *batchv1.Job {
 	if spec.Template.Annotations == nil {
 		spec.Template.Annotations = map[string]string{}
 	}
-	if pending.Stamp != "" {
+	// The variables were computed from this template, whose containers a
+	// Job cannot change: a container gone since is a mangled annotation,
+	// and the Job is recreated with the stamp instead.
+	envs, err := withEnv(spec.Template.Spec.Containers, pending.Env)
+	switch {
+	case len(pending.Env) > 0 && err == nil:
+		for i, env := range envs {
+			spec.Template.Spec.Containers[i].Env = env
+		}
+	case pending.Stamp != "":
 		spec.Template.Annotations[annotations.ConfigDigest] = pending.Stamp
 	}
 	ann := withoutKeys(old.Annotations, []string{annotations.Recreate})

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -136,6 +137,41 @@ func TestRecreated_KeepsTheSpecAndDropsWhatTheAPIServerGenerated(t *testing.T) {
 	}
 	if old.Labels["job-name"] != "migrate" || old.Spec.Selector == nil || !*old.OwnerReferences[0].BlockOwnerDeletion {
 		t.Errorf("the old Job was changed")
+	}
+}
+
+func TestRecreated_CarriesTheEnvVarsStrategysVariablesInsteadOfTheStamp(t *testing.T) {
+	old := func() *batchv1.Job {
+		return &batchv1.Job{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "app", Env: []corev1.EnvVar{{Name: "STAKATER_DB_SECRET", Value: "sha1"}}}}}}}}
+	}
+	for _, tc := range []struct {
+		name      string
+		env       []EnvVar
+		wantEnv   []corev1.EnvVar
+		wantStamp bool
+	}{
+		{"variables set and taken over",
+			[]EnvVar{{Container: "app", Name: "STAKATER_CFG_CONFIGMAP", Value: "s"}, {Container: "app", Name: "STAKATER_DB_SECRET", Value: "s"}},
+			[]corev1.EnvVar{{Name: "STAKATER_DB_SECRET", Value: "s"}, {Name: "STAKATER_CFG_CONFIGMAP", Value: "s"}}, false},
+		{"no variables: the stamp", nil, []corev1.EnvVar{{Name: "STAKATER_DB_SECRET", Value: "sha1"}}, true},
+		{"a container gone from a mangled annotation: the stamp",
+			[]EnvVar{{Container: "gone", Name: "STAKATER_CFG_CONFIGMAP", Value: "s"}},
+			[]corev1.EnvVar{{Name: "STAKATER_DB_SECRET", Value: "sha1"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := old()
+			job := recreated(prev, pendingJob{Stamp: "k:1:d", Env: tc.env})
+			if got := job.Spec.Template.Spec.Containers[0].Env; !equality.Semantic.DeepEqual(got, tc.wantEnv) {
+				t.Errorf("env = %v, want %v", got, tc.wantEnv)
+			}
+			if _, stamped := job.Spec.Template.Annotations[annotations.ConfigDigest]; stamped != tc.wantStamp {
+				t.Errorf("stamp annotation present = %v, want %v", stamped, tc.wantStamp)
+			}
+			if prev.Spec.Template.Spec.Containers[0].Env[0].Value != "sha1" {
+				t.Errorf("the old Job was changed")
+			}
+		})
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -194,45 +196,57 @@ func annotationOps(existing, set map[string]string) []jsonOp {
 	return out
 }
 
-// envOps sets each variable on its container: the variable of that name
-// is replaced there, else wherever it is (taken over from Reloader, never
-// doubled), else added to the container. A variable is set once where two
-// of vars land on it.
+// envOps sets the variables on the template's containers (withEnv), each
+// changed container's whole list in one operation: the patch's test of the
+// resourceVersion makes the list it replaces the one ripple read.
 func envOps(templatePath []string, tmpl *corev1.PodTemplateSpec, vars []EnvVar) ([]jsonOp, error) {
+	envs, err := withEnv(tmpl.Spec.Containers, vars)
+	if err != nil {
+		return nil, err
+	}
 	base := "/" + strings.Join(templatePath, "/") + "/spec/containers/"
-	containers := tmpl.Spec.Containers
-	created := map[int]bool{}
-	replaced := map[string]bool{}
-	var out []jsonOp
+	out := make([]jsonOp, 0, len(envs))
+	for _, i := range slices.Sorted(maps.Keys(envs)) {
+		out = append(out, jsonOp{Op: "add", Path: fmt.Sprintf("%s%d/env", base, i), Value: envs[i]})
+	}
+	return out, nil
+}
+
+// withEnv returns the env list of each container that vars change, by its
+// index: a variable is replaced on its container, else wherever it is
+// (taken over from Reloader, never doubled), else added to its container.
+// A variable is set once where two of vars land on it.
+func withEnv(containers []corev1.Container, vars []EnvVar) (map[int][]corev1.EnvVar, error) {
+	envs := map[int][]corev1.EnvVar{}
+	envOf := func(i int) []corev1.EnvVar {
+		if e, ok := envs[i]; ok {
+			return e
+		}
+		return containers[i].Env
+	}
 	for _, v := range vars {
 		entry := corev1.EnvVar{Name: v.Name, Value: v.Value}
 		i := containerIndex(containers, v.Container)
 		j := -1
 		if i >= 0 {
-			j = envIndex(containers[i].Env, v.Name)
+			j = envIndex(envOf(i), v.Name)
 		}
-		if j < 0 {
-			if fi, fj, ok := findEnv(containers, v.Name); ok {
-				i, j = fi, fj
+		for k := 0; j < 0 && k < len(containers); k++ {
+			if kj := envIndex(envOf(k), v.Name); kj >= 0 {
+				i, j = k, kj
 			}
 		}
 		switch {
 		case j >= 0:
-			path := fmt.Sprintf("%s%d/env/%d", base, i, j)
-			if !replaced[path] {
-				replaced[path] = true
-				out = append(out, jsonOp{Op: "replace", Path: path, Value: entry})
-			}
+			envs[i] = slices.Clone(envOf(i))
+			envs[i][j] = entry
 		case i < 0:
 			return nil, fmt.Errorf("no container %q to set %s on", v.Container, v.Name)
-		case containers[i].Env == nil && !created[i]:
-			created[i] = true
-			out = append(out, jsonOp{Op: "add", Path: fmt.Sprintf("%s%d/env", base, i), Value: []corev1.EnvVar{entry}})
 		default:
-			out = append(out, jsonOp{Op: "add", Path: fmt.Sprintf("%s%d/env/-", base, i), Value: entry})
+			envs[i] = append(slices.Clone(envOf(i)), entry)
 		}
 	}
-	return out, nil
+	return envs, nil
 }
 
 func findEnv(containers []corev1.Container, name string) (int, int, bool) {

@@ -785,6 +785,27 @@ var _ = Describe("Jobs", func() {
 		Entry("a Secret key reference", map[string]string{annotations.SecretReload: "cfg"}, true, envSecretKey),
 	)
 
+	It("recreates a Job under env-vars with the changed object's variable, and the stamp in place of the SHA-1 Reloader left for a tracked Secret", func() {
+		const reloaders = "9f2c4a3b6d1e8f7a5c0b2d4e6f8a1c3e5b7d9f0a"
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		createSecret(ns, "creds", map[string]string{"password": "hunter2"})
+		leftover := func(s *corev1.PodSpec) {
+			s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "STAKATER_CREDS_SECRET", Value: reloaders})
+		}
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"), envFromSecret("creds"), leftover)
+		startRipple(envVarsStrategy)
+		expectRecorded(job)
+		setData(cm, "k", "2")
+		actAsGarbageCollector(job)
+		next := expectRecreated(job)
+
+		stamped := HaveKeyWithValue("app", ConsistOf(MatchRegexp(`^[^:]+:[0-9]+:[^:]+$`)))
+		Expect(envOf(next, "STAKATER_CFG_CONFIGMAP")).To(stamped)
+		Expect(envOf(next, "STAKATER_CREDS_SECRET")).To(stamped, "a reader of the Job can no longer test guesses of the Secret")
+		Expect(next.Spec.Template.Annotations).NotTo(HaveKey(annotations.ConfigDigest), "the variables carry the change")
+	})
+
 	It("recreates a Job even when its recreation resumes from a read older than the garbage collector's work", func() {
 		ns := newBatchNamespace()
 		job := createJob(ns, "migrate", map[string]string{annotations.Recreate: `{"stamp":"s","cause":"ConfigMap cfg"}`}, envFromConfigMap("cfg"))

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -343,6 +344,8 @@ func templateOf(obj client.Object) corev1.PodTemplateSpec {
 	case *appsv1.StatefulSet:
 		return o.Spec.Template
 	case *appsv1.DaemonSet:
+		return o.Spec.Template
+	case *batchv1.Job:
 		return o.Spec.Template
 	}
 	Fail(fmt.Sprintf("%T is not a workload", obj))
