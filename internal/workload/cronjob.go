@@ -125,7 +125,9 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 		return Result{}, false, nil
 	}
 	raw, marked := cj.Annotations[annotations.Run]
-	if !marked {
+	if !marked || cj.DeletionTimestamp != nil {
+		// A CronJob being deleted runs nothing more: the garbage collector
+		// would kill its Job mid-run, or an orphaning delete leave it.
 		return Result{}, false, nil
 	}
 	run, err := decodeRun(raw)

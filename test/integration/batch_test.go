@@ -432,6 +432,29 @@ var _ = Describe("CronJobs", func() {
 		Entry("a name over 63 characters", `{"job":"`+strings.Repeat("n", 64)+`","stamp":"s","cause":"ConfigMap/cfg"}`),
 	)
 
+	It("starts no Job a recorded change still waits to run once its CronJob is being deleted", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		DeferCleanup(func() {
+			_ = k8s.Patch(context.Background(), cj, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+		})
+		startRipple()
+		before := expectRecorded(cj)
+		allow := refuseJobs(ns)
+		setData(cm, "k", "2")
+		waitFor(recordOf(cj)).ShouldNot(Equal(before))
+		waitFor(func() map[string]string {
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+			return cj.Annotations
+		}).Should(HaveKey(annotations.Run), "the change waits to run")
+		// No garbage collector runs here: the CronJob stays, being deleted.
+		Expect(k8s.Delete(suiteCtx, cj, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		allow()
+		update(cj, func(c *batchv1.CronJob) { c.Labels = map[string]string{"poke": "1"} })
+		Consistently(jobsIn(ns), quiet).Should(BeEmpty(), "a CronJob being deleted runs nothing more")
+	})
+
 	It("starts no Job a recorded change still waits to run once its CronJob is suspended", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
