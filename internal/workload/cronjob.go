@@ -163,16 +163,11 @@ func resumeCronJob(ctx context.Context, c client.Client, t Type, obj client.Obje
 	return ran(job, created, run.Cause), true, err
 }
 
-// maxCause bounds a cause read back from an annotation, which anyone who
-// may edit the workload can write: it goes into logs, alerts, an Event and
-// the new Job's annotation. ripple's own are shorter (describe).
-const maxCause = 1024
-
 // decodeRun reads the Run annotation's value.
 func decodeRun(raw string) (pendingRun, error) {
 	var run pendingRun
 	err := json.Unmarshal([]byte(raw), &run)
-	run.Cause = annotations.Shorten(run.Cause, maxCause)
+	run.Cause = readCause(run.Cause)
 	return run, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -73,11 +74,17 @@ type pendingJob struct {
 }
 
 // decodeJob reads the Recreate annotation's value. A mangled one still
-// recreates the Job, without a stamp.
+// recreates the Job, without a stamp. A Job's template cannot change, so
+// the variables are only those ripple sets: under its prefix, with the
+// stamp for value; others, written by hand, would let anyone who may
+// annotate the Job set what its new pods run with.
 func decodeJob(raw string) pendingJob {
 	var pending pendingJob
 	_ = json.Unmarshal([]byte(raw), &pending)
-	pending.Cause = annotations.Shorten(pending.Cause, maxCause)
+	pending.Cause = readCause(pending.Cause)
+	pending.Env = slices.DeleteFunc(pending.Env, func(e EnvVar) bool {
+		return !strings.HasPrefix(e.Name, EnvVarPrefix) || pending.Stamp == "" || e.Value != pending.Stamp
+	})
 	return pending
 }
 

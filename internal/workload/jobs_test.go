@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -261,23 +262,59 @@ func TestRefit_FitsAnOldJobNameOfRipplesToItsCronJob(t *testing.T) {
 }
 
 // A cause written by hand into a run's or a recreation's annotation reaches
-// logs, alerts, Events and the new Job bounded, as ripple's own do.
-func TestDecode_BoundsACauseWrittenByHand(t *testing.T) {
-	long := strings.Repeat("x", 200<<10)
-	for _, c := range []struct {
+// logs, alerts, Events and the new Job only in the form ripple writes: a
+// chat mention or a link would be posted as if ripple had said it.
+func TestDecode_ReadsBackOnlyACauseOfTheFormRippleWrites(t *testing.T) {
+	decoders := []struct {
 		name  string
 		cause func(raw string) string
 	}{
 		{"a CronJob's run", func(raw string) string { run, _ := decodeRun(raw); return run.Cause }},
 		{"a Job's recreation", func(raw string) string { return decodeJob(raw).Cause }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := c.cause(`{"job":"x-reload-deadbeef","stamp":"s","cause":"` + long + `"}`); len(got) > maxCause {
-				t.Errorf("cause of %d bytes, want at most %d", len(got), maxCause)
-			}
-			if got := c.cause(`{"job":"x-reload-deadbeef","stamp":"s","cause":"ConfigMap cfg"}`); got != "ConfigMap cfg" {
-				t.Errorf("cause = %q, want it whole", got)
-			}
-		})
+	}
+	causes := []struct {
+		cause string
+		kept  bool
+	}{
+		{"ConfigMap/cfg", true},
+		{"ConfigMap/app-config, Secret/db.creds, SecretProviderClass/vault", true},
+		{"ConfigMap/cfg (keys a.yaml, B_2, and-3 and 12 more), Secret/s, and 4 more", true},
+		{"a ConfigMap of record bucket #07", true},
+		{"the config the pods run (the record predates the workload): ConfigMap/a, Secret/b", true},
+		{"ConfigMap/a (since the workload's creation)", true},
+		{"Secret/b (since a record under another key)", true},
+		{"<!channel> URGENT: re-enter your credentials at <https://evil.example|the SSO portal>", false},
+		{"ConfigMap/cfg <@U123>", false},
+		{"ConfigMap cfg", false},
+		{"ConfigMap/" + strings.Repeat("x", 1100), false},
+		{"", false},
+	}
+	for _, d := range decoders {
+		for _, c := range causes {
+			t.Run(d.name+"/"+c.cause[:min(len(c.cause), 40)], func(t *testing.T) {
+				raw, _ := json.Marshal(map[string]string{"job": "x-reload-deadbeef", "stamp": "s", "cause": c.cause})
+				want := unnamedCause
+				if c.kept {
+					want = c.cause
+				}
+				if got := d.cause(string(raw)); got != want {
+					t.Errorf("cause = %q, want %q", got, want)
+				}
+			})
+		}
+	}
+}
+
+// Variables written by hand into a recreation's annotation would set what
+// the new Job's pods run with, which the Job's template does not let
+// anyone change: only ripple's are read back.
+func TestDecodeJob_ReadsBackOnlyRipplesVariables(t *testing.T) {
+	raw := `{"stamp":"k:1:d","cause":"ConfigMap/cfg","env":[` +
+		`{"Container":"app","Name":"STAKATER_CFG_CONFIGMAP","Value":"k:1:d"},` +
+		`{"Container":"app","Name":"LD_PRELOAD","Value":"k:1:d"},` +
+		`{"Container":"app","Name":"STAKATER_DB_SECRET","Value":"other"}]}`
+	got := decodeJob(raw).Env
+	if len(got) != 1 || got[0].Name != "STAKATER_CFG_CONFIGMAP" {
+		t.Errorf("env = %+v, want ripple's variable alone", got)
 	}
 }

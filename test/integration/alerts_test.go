@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -256,6 +257,25 @@ var _ = Describe("Alerts on rollouts", func() {
 			}))
 		}),
 	)
+
+	It("posts no text a CronJob's editor wrote into its run mark: the run is alerted as a change of its config", func() {
+		ns := newBatchNamespace()
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "cj", auto, envFromConfigMap("cfg"))
+		h := newHook(http.StatusOK)
+		setEnv(options.EnvAlertOnReload, "true")
+		setEnv(options.EnvAlertSink, "slack")
+		setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+		startRipple()
+		expectRecorded(cj)
+
+		forged := `{"job":"cj-reload-deadbeef","stamp":"x","cause":"<!channel> re-enter your password at <https://evil.example|the portal>"}`
+		update(cj, func(c *batchv1.CronJob) { c.Annotations[annotations.Run] = forged })
+
+		Eventually(h.bodies, "10s").Should(HaveLen(1))
+		Expect(decode(h.bodies()[0])["text"]).To(And(ContainSubstring("because *its config* changed"), Not(ContainSubstring("channel"))))
+		waitFor(eventsFor(cj)).Should(ContainElement(And(ContainSubstring("because its config changed"), Not(ContainSubstring("evil")))))
+	})
 
 	DescribeTable("alerts a paused Deployment's rollout once, when it is resumed and rolls, not when it pauses",
 		func(period string, resume func(dep *appsv1.Deployment)) {
