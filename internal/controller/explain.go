@@ -65,10 +65,8 @@ func (e *Explainer) Object(ctx context.Context, kind refs.Kind, ns, name string)
 	if err != nil {
 		return nil, err
 	}
-	note, blocks := e.missing(obj)
-	if blocks {
-		blocked = append([]string{note}, blocked...)
-	} else if note != "" {
+	note, missingBlocks := e.missing(obj)
+	if note != "" {
 		x.Notes = append(x.Notes, note)
 	}
 	x.Notes = append(x.Notes, blocked...)
@@ -96,6 +94,9 @@ func (e *Explainer) Object(ctx context.Context, kind refs.Kind, ns, name string)
 			d := e.decide(vs, s, ref, obj)
 			if !d.listed {
 				return nil
+			}
+			if missingBlocks && d.rolls {
+				d = recreation(d, w, ref)
 			}
 			x.Lines = append(x.Lines, Line{Name: typ.Kind + "/" + w.GetName(), Rolls: d.rolls && len(blocked) == 0, Why: d.why})
 			return nil
@@ -151,9 +152,12 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 			return nil, err
 		}
 		objBlocked = objBlocked[len(blocked):]
-		if note, blocks := e.missing(obj); blocks {
-			objBlocked = append([]string{note}, objBlocked...)
-		} else if note != "" {
+		switch note, blocks := e.missing(obj); {
+		case blocks && d.rolls:
+			d = recreation(d, w, ref)
+		case blocks:
+			d.why += "; " + strings.TrimSuffix(note, ".")
+		case note != "":
 			d.why += "; " + strings.TrimSuffix(note, ".")
 		}
 		why := d.why
@@ -261,7 +265,22 @@ func (e *Explainer) missing(obj client.Object) (note string, blocks bool) {
 	case e.Opts.ReloadOnCreate:
 		return "It does not exist: this is what its creation would do (--reload-on-create).", false
 	}
-	return "Not rolled: it does not exist, and its creation is only recorded without --reload-on-create.", true
+	return "It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it since its deletion, which rolls when it is recreated with other data.", true
+}
+
+// recreation decides on an object that does not exist, whose creation
+// only records it without --reload-on-create: unless the workload's record
+// kept its entry since its deletion (kept), under which it rolls when
+// recreated with other data.
+func recreation(d decision, w client.Object, ref refs.Ref) decision {
+	rec, err := decodeRecord(w.GetAnnotations()[annotations.Recorded])
+	if _, ok := rec.objects[ref]; err != nil || !ok || isFolded(rec.objects) {
+		d.rolls = false
+		d.why += "; it does not exist, and its creation is only recorded"
+		return d
+	}
+	d.why += "; it does not exist: its record keeps it since its deletion, so it rolls when recreated with other data"
+	return d
 }
 
 // named returns what a workload may track: the objects its pod spec uses,

@@ -91,7 +91,7 @@ var _ = Describe("ripple explain", Ordered, func() {
 		Expect(explain("configmap", "app-config", "--resources-to-ignore=configMaps")).To(HavePrefix(
 			"ConfigMap shop/app-config\n  Not rolled: --resources-to-ignore ignores ConfigMaps.\n"))
 		Expect(explain("secret", "absent", "--namespaces-to-ignore=shop")).To(Equal(
-			"Secret shop/absent\n  Not rolled: it does not exist, and its creation is only recorded without --reload-on-create.\n  Not rolled: --namespaces-to-ignore lists the namespace.\nNo workload is related to it.\n"))
+			"Secret shop/absent\n  It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it since its deletion, which rolls when it is recreated with other data.\n  Not rolled: --namespaces-to-ignore lists the namespace.\nNo workload is related to it.\n"))
 	})
 
 	It("says what a CronJob's Job, a suspended CronJob, an ignored object, a missing one and --dry-run do, as the controller does", func() {
@@ -118,11 +118,32 @@ var _ = Describe("ripple explain", Ordered, func() {
 			MatchRegexp(`(?m)^Deployment/web +no +ignored: `), Not(ContainSubstring("bystander")), Not(ContainSubstring("CronJob"))))
 		Expect(explain("job", "nightly-1", "-n", other)).To(ContainSubstring("Not rolled: its CronJob owns it"))
 		Expect(explain("configmap", "later", "-n", other)).To(SatisfyAll(
-			ContainSubstring("Not rolled: it does not exist"), MatchRegexp(`(?m)^Deployment/web +no `)))
+			ContainSubstring("It does not exist: without --reload-on-create"),
+			MatchRegexp(`(?m)^Deployment/web +no .*; it does not exist, and its creation is only recorded$`)))
 		Expect(explain("configmap", "later", "-n", other, "--reload-on-create")).To(SatisfyAll(
 			ContainSubstring("It does not exist: this is what its creation would do"), MatchRegexp(`(?m)^Deployment/web +yes `)))
 		Expect(explain("configmap", "cfg", "-n", other, "--dry-run")).To(SatisfyAll(
 			ContainSubstring("Not rolled: under --dry-run"), MatchRegexp(`(?m)^Deployment/web +no `)))
+	})
+
+	It("says a deleted object rolls, when recreated with other data, the workloads whose record kept it, as the controller does", func() {
+		other := newNamespace(nil)
+		cm := createConfigMap(other, "cfg", map[string]string{"k": "1"})
+		kept := createDeployment(other, "kept", auto, envFromConfigMap("cfg"))
+		startRipple()
+		keptBefore := recorded(kept)
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+		late := createDeployment(other, "late", auto, envFromConfigMap("cfg"))
+		lateBefore := recorded(late)
+
+		Expect(explain("configmap", "cfg", "-n", other)).To(SatisfyAll(
+			MatchRegexp(`(?m)^Deployment/kept +yes .*its record keeps it since its deletion`),
+			MatchRegexp(`(?m)^Deployment/late +no .*its creation is only recorded$`)))
+		Expect(explain("deployment", "kept", "-n", other)).To(MatchRegexp(`(?m)^ConfigMap/cfg +yes .*its record keeps it`))
+
+		createConfigMap(other, "cfg", map[string]string{"k": "2"})
+		expectRolledOnce(kept, keptBefore)
+		expectNoRollout(late, lateBefore)
 	})
 
 	It("refuses a kind ripple does not roll, a missing workload and a wrong number of arguments", func() {
