@@ -374,7 +374,8 @@ func workloadNotes(v *view) []string {
 	}
 	how := "Rolls by the " + v.reloadStrategy + " strategy"
 	if v.pausePeriod > 0 {
-		how += fmt.Sprintf(", then holds further rollouts for %s", v.pausePeriod)
+		// A change starts the pause; the rollout comes at its end.
+		how += fmt.Sprintf(", once a pause of %s that a change starts ends, with every change made meanwhile", v.pausePeriod)
 	}
 	notes := []string{how + "."}
 	return notes

@@ -146,6 +146,13 @@ var _ = Describe("ripple explain", Ordered, func() {
 		expectNoRollout(late, lateBefore)
 	})
 
+	It("says a workload with a pause period rolls once, when the pause a change starts ends", func() {
+		other := newNamespace(nil)
+		createDeployment(other, "paused", pauseFor("5m"), envFromConfigMap("cfg"))
+		Expect(explain("deployment", "paused", "-n", other)).To(ContainSubstring(
+			"Rolls by the annotations strategy, once a pause of 5m0s that a change starts ends, with every change made meanwhile."))
+	})
+
 	It("refuses a kind ripple does not roll, a missing workload and a wrong number of arguments", func() {
 		_, err := explain("pod", "web")
 		Expect(err).To(MatchError(ContainSubstring(`ripple rolls no "pod"`)))
