@@ -20,16 +20,21 @@ STAMP="$(stamp_of "${MOD}/go.mod" "${MOD}/go.sum" "${BASH_SOURCE[0]}")"
 files=()
 for c in "${CRDS[@]}"; do
 	read -r _ _ name <<<"${c}"
-	files+=("${DEST}/${name}")
+	files+=("${name}")
 done
-if [[ -f "${STAMP_FILE}" && "$(cat "${STAMP_FILE}")" == "${STAMP}" ]] && ls "${files[@]}" >/dev/null 2>&1; then
+if [[ -f "${STAMP_FILE}" && "$(cat "${STAMP_FILE}")" == "${STAMP}" ]] && ls "${files[@]/#/${DEST}/}" >/dev/null 2>&1; then
 	log "crds: up to date in ${DEST}"
 	exit 0
 fi
 
-log "crds: copying into ${DEST}"
 mkdir -p "${DEST}"
 rm -f "${STAMP_FILE}"
+if restore_from_cache crds "${STAMP}" "${DEST}" "${files[@]}"; then
+	echo "${STAMP}" >"${STAMP_FILE}"
+	exit 0
+fi
+
+log "crds: copying into ${DEST}"
 cd "${MOD}"
 for c in "${CRDS[@]}"; do
 	read -r module path name <<<"${c}"
@@ -38,4 +43,5 @@ for c in "${CRDS[@]}"; do
 	install -m 0644 "${dir}/${path}" "${DEST}/${name}"
 done
 echo "${STAMP}" >"${STAMP_FILE}"
+save_to_cache crds "${STAMP}" "${DEST}" "${files[@]}"
 log "crds: copied ${#CRDS[@]} CRDs"

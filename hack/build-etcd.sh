@@ -24,10 +24,16 @@ if up_to_date "${STAMP_FILE}" "${STAMP}" "${DEST}/etcd"; then
 	exit 0
 fi
 
-log "etcd: building ${VERSION} into ${DEST}"
 mkdir -p "${DEST}"
 rm -f "${STAMP_FILE}"
+if restore_from_cache etcd "${STAMP}" "${DEST}" etcd; then
+	echo "${STAMP}" >"${STAMP_FILE}"
+	exit 0
+fi
+
+log "etcd: building ${VERSION} into ${DEST}"
 cd "${MOD}"
 go build -trimpath -ldflags="-s -w" -o "${DEST}/etcd" .
 echo "${STAMP}" >"${STAMP_FILE}"
+save_to_cache etcd "${STAMP}" "${DEST}" etcd
 log "etcd: built ${VERSION}"

@@ -4,7 +4,8 @@
 # that `helm version` and the Kubernetes version Helm assumes when rendering
 # offline (.Capabilities.KubeVersion) are the real ones.
 #
-# The build is skipped when bin/helm was built from exactly these inputs.
+# The build is skipped when bin/helm was built from exactly these inputs, and
+# replaced by a copy from the tools cache (lib.sh) when one was built elsewhere.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 MOD="${ROOT}/hack/tools/helm"
@@ -15,6 +16,13 @@ STAMP="$(stamp_of "${MOD}/go.mod" "${MOD}/go.sum" "${BASH_SOURCE[0]}")"
 
 if up_to_date "${STAMP_FILE}" "${STAMP}" "${BINARY}"; then
 	log "helm: ${VERSION} is up to date in ${BINARY}"
+	exit 0
+fi
+
+mkdir -p "${BIN}"
+rm -f "${STAMP_FILE}"
+if restore_from_cache helm "${STAMP}" "${BIN}" helm; then
+	echo "${STAMP}" >"${STAMP_FILE}"
 	exit 0
 fi
 
@@ -30,9 +38,8 @@ for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
 done
 
 log "helm: building ${VERSION} into ${BINARY}"
-mkdir -p "${BIN}"
-rm -f "${STAMP_FILE}"
 cd "${MOD}"
 go build -trimpath -ldflags="${ldflags}" -o "${BINARY}" helm.sh/helm/v3/cmd/helm
 echo "${STAMP}" >"${STAMP_FILE}"
+save_to_cache helm "${STAMP}" "${BIN}" helm
 log "helm: built ${VERSION}"

@@ -27,6 +27,13 @@ if up_to_date "${STAMP_FILE}" "${STAMP}" "${BINARIES[@]/#/${DEST}/}"; then
 	exit 0
 fi
 
+mkdir -p "${DEST}"
+rm -f "${STAMP_FILE}"
+if restore_from_cache kube "${STAMP}" "${DEST}" "${BINARIES[@]}"; then
+	echo "${STAMP}" >"${STAMP_FILE}"
+	exit 0
+fi
+
 # The same version stamping as Kubernetes' own release builds, so that
 # /version and the components' compatibility checks see a real release.
 major="${VERSION#v}" && major="${major%%.*}"
@@ -38,11 +45,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 log "kube: building ${VERSION} (${BINARIES[*]}) into ${DEST}; a cold build takes several minutes"
-mkdir -p "${DEST}"
-rm -f "${STAMP_FILE}"
 cd "${MOD}"
 pkgs=()
 for b in "${BINARIES[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/${b}"); done
 go build -trimpath -ldflags="${ldflags}" -o "${DEST}/" "${pkgs[@]}"
 echo "${STAMP}" >"${STAMP_FILE}"
+save_to_cache kube "${STAMP}" "${DEST}" "${BINARIES[@]}"
 log "kube: built ${VERSION}"

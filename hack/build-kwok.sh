@@ -18,6 +18,10 @@ STAGES=(
 	pod/fast/pod-delete.yaml
 )
 
+# What a build leaves in DEST, and so what the tools cache keeps.
+FILES=(kwok)
+for s in "${STAGES[@]}"; do FILES+=("stages/$(basename "${s}")"); done
+
 STAMP_FILE="${DEST}/.kwok.stamp"
 STAMP="$(stamp_of "${MOD}/go.mod" "${MOD}/go.sum" "${BASH_SOURCE[0]}")"
 if up_to_date "${STAMP_FILE}" "${STAMP}" "${DEST}/kwok"; then
@@ -25,9 +29,14 @@ if up_to_date "${STAMP_FILE}" "${STAMP}" "${DEST}/kwok"; then
 	exit 0
 fi
 
-log "kwok: building ${VERSION} into ${DEST}"
 mkdir -p "${DEST}/stages"
 rm -f "${STAMP_FILE}"
+if restore_from_cache kwok "${STAMP}" "${DEST}" "${FILES[@]}"; then
+	echo "${STAMP}" >"${STAMP_FILE}"
+	exit 0
+fi
+
+log "kwok: building ${VERSION} into ${DEST}"
 cd "${MOD}"
 go build -trimpath -ldflags="-s -w" -o "${DEST}/kwok" sigs.k8s.io/kwok/cmd/kwok
 src="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
@@ -35,4 +44,5 @@ for s in "${STAGES[@]}"; do
 	install -m 0644 "${src}/kustomize/stage/${s}" "${DEST}/stages/$(basename "${s}")"
 done
 echo "${STAMP}" >"${STAMP_FILE}"
+save_to_cache kwok "${STAMP}" "${DEST}" "${FILES[@]}"
 log "kwok: built ${VERSION}"

@@ -55,6 +55,71 @@ up_to_date() {
 	for b in "$@"; do [[ -x "$b" ]] || return 1; done
 }
 
+# Built tools are also kept outside the clone, in one entry per tool and
+# stamp, so that a fresh clone copies them instead of linking them again, which
+# is most of the time of a build from a warm Go cache. An entry is created
+# whole, by a rename, and only ever copied from, so no clone can change it.
+# Made absolute because the scripts change directory before they save.
+TOOLS_CACHE="${RIPPLE_TOOLS_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/ripple/tools}"
+[[ "${TOOLS_CACHE}" == /* ]] || TOOLS_CACHE="${PWD}/${TOOLS_CACHE}"
+
+# copy_files SRC DEST FILE... copies each FILE, a path relative to both SRC
+# and DEST, through a temporary name, so that a binary is never seen
+# half-written nor overwritten while it runs. Errors are returned, not fatal:
+# the callers run it as a condition, where set -e does not apply.
+copy_files() {
+	local src="$1" dest="$2" f
+	shift 2
+	for f in "$@"; do
+		if ! { mkdir -p "$(dirname "${dest}/${f}")" &&
+			cp "${src}/${f}" "${dest}/${f}.tmp$$" &&
+			mv -f "${dest}/${f}.tmp$$" "${dest}/${f}"; }; then
+			rm -f "${dest}/${f}.tmp$$"
+			return 1
+		fi
+	done
+}
+
+# restore_from_cache NAME STAMP DEST FILE... copies the FILEs (paths relative
+# to DEST) of NAME's cache entry for STAMP into DEST. It fails, and the caller
+# builds, when the entry is missing or lacks any of them.
+restore_from_cache() {
+	local name="$1" stamp="$2" dest="$3" f
+	shift 3
+	local entry="${TOOLS_CACHE}/${name}/${stamp}"
+	for f in "$@"; do
+		case "${f}" in
+		# Stage definitions and CRDs: data, not programs.
+		*.yaml) [[ -f "${entry}/${f}" ]] || return 1 ;;
+		*) [[ -f "${entry}/${f}" && -x "${entry}/${f}" ]] || return 1 ;;
+		esac
+	done
+	copy_files "${entry}" "${dest}" "$@" || return 1
+	log "${name}: copied from the tools cache, ${entry}"
+}
+
+# save_to_cache NAME STAMP SRC FILE... stores the FILEs (paths relative to
+# SRC) as NAME's cache entry for STAMP. The cache only saves time, so a cache
+# that cannot be written is logged and otherwise ignored.
+save_to_cache() {
+	local name="$1" stamp="$2" src="$3" tmp=""
+	shift 3
+	local entry="${TOOLS_CACHE}/${name}/${stamp}"
+	# An entry already there is one restore_from_cache found incomplete, or
+	# one a concurrent run of the same inputs just stored: replacing it is
+	# right either way.
+	if mkdir -p "${TOOLS_CACHE}/${name}" &&
+		tmp="$(mktemp -d "${TOOLS_CACHE}/${name}/.tmp.XXXXXX")" &&
+		copy_files "${src}" "${tmp}" "$@" &&
+		{ [[ ! -e "${entry}" ]] || mv -T "${entry}" "${tmp}.old"; } &&
+		mv -T "${tmp}" "${entry}"; then
+		log "${name}: stored in the tools cache, ${entry}"
+	else
+		log "${name}: could not store in the tools cache, ${entry}; going on without it"
+	fi
+	[[ -z "${tmp}" ]] || rm -rf "${tmp}" "${tmp}.old"
+}
+
 # timed NAME CMD... runs CMD and logs how long it took, so CI logs show where
 # the time of a cold run goes.
 timed() {
