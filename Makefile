@@ -172,6 +172,8 @@ lint-workflows: ## Check .github/workflows with actionlint, built from source (p
 
 ##@ Tools and local cluster
 
+# A tool already built from the same inputs, in any clone, is copied from the
+# tools cache outside the clone (hack/lib.sh) instead of being built again.
 .PHONY: tools
 tools: ## Build every pinned tool of hack/ into bin/, skipping those already current
 	@for script in hack/build-*.sh; do $(call phase,$${script},bash $${script}); done
