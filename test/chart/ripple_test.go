@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -500,6 +501,68 @@ var _ = Describe("The chart installed with Secrets ignored", Label("install"), O
 			Expect(maySecrets(ctx, sa, verb, inst.namespace, "other")).To(BeFalse(), "%s another Secret in its namespace", verb)
 		}
 		Expect(maySecrets(ctx, sa, "create", "apps-cm", "")).To(BeFalse(), "creating Secrets outside its namespace")
+	})
+})
+
+var _ = Describe("The chart installed with Jobs ignored", Label("install"), Ordered, func() {
+	var (
+		inst *installed
+		sa   *identity
+	)
+	BeforeAll(func(ctx SpecContext) {
+		createNamespaces(ctx, "apps-cron")
+		inst = installChart(ctx, "ripple-cron", "ripple-cron", "default", "--set", "ignoredWorkloadTypes={jobs}")
+		sa = serviceAccount(ctx, inst.namespace, inst.sa)
+		startRipple(sa.config, inst.args)
+	})
+
+	It("lets ripple run a Forbid CronJob's Job with list and create on Jobs alone", func(ctx SpecContext) {
+		for _, verb := range []string{"get", "watch", "patch", "update", "delete"} {
+			Expect(may(ctx, sa.name, verb, "batch", "jobs", "apps-cron", "")).To(BeFalse(), "%s Jobs", verb)
+		}
+		for _, verb := range []string{"list", "create"} {
+			Expect(may(ctx, sa.name, verb, "batch", "jobs", "apps-cron", "")).To(BeTrue(), "%s Jobs", verb)
+		}
+
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps-cron", Name: "nightly"}, Data: map[string]string{"greeting": "hello"}}
+		cj := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "apps-cron", Name: "nightly", Annotations: map[string]string{annotations.Auto: "true"}},
+			Spec: batchv1.CronJobSpec{
+				Schedule:          "0 0 1 1 *",
+				ConcurrencyPolicy: batchv1.ForbidConcurrent,
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "app", Image: "app:1",
+						EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}},
+					}},
+				}}}},
+			},
+		}
+		Expect(k8s.Create(ctx, cm)).To(Succeed())
+		Expect(k8s.Create(ctx, cj)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, cj, client.PropagationPolicy(metav1.DeletePropagationBackground)))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, cm))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+			g.Expect(cj.Annotations).To(HaveKey(annotations.Recorded))
+		}).WithTimeout(waitFor).WithPolling(pollAt).Should(Succeed(), "ripple records the CronJob")
+
+		cm.Data["greeting"] = "hello again"
+		Expect(k8s.Update(ctx, cm)).To(Succeed())
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8s.List(ctx, jobs, client.InNamespace("apps-cron"))).To(Succeed())
+			var ran []string
+			for _, j := range jobs.Items {
+				if owner := metav1.GetControllerOf(&j); owner != nil && owner.UID == cj.UID {
+					ran = append(ran, j.Name)
+				}
+			}
+			g.Expect(ran).To(HaveLen(1))
+		}).WithTimeout(waitFor).WithPolling(pollAt).Should(Succeed(), "a ConfigMap edit runs the CronJob, once ripple listed its Jobs")
 	})
 })
 

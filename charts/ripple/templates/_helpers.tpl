@@ -243,7 +243,7 @@ reports on workloads (through the events.k8s.io API).
   resources: ["cronjobs"]
   verbs: ["get", "list", "watch", "patch"]
 {{- end }}
-{{- /* A CronJob's change creates a Job, once none of the CronJob's runs (under concurrencyPolicy Forbid); a Job's change deletes and recreates it. */}}
+{{- /* A CronJob's change creates a Job, once none of the CronJob's runs (under concurrencyPolicy Forbid); a Job's change deletes and recreates it. With Jobs ignored, ripple caches none: it lists a CronJob's Jobs from the API server, to see whether one runs and to resume a pending run, and creates its run. */}}
 {{- if has "jobs" $workloads }}
 - apiGroups: ["batch"]
   resources: ["jobs"]
@@ -251,7 +251,7 @@ reports on workloads (through the events.k8s.io API).
 {{- else if has "cronjobs" $workloads }}
 - apiGroups: ["batch"]
   resources: ["jobs"]
-  verbs: ["get", "list", "watch", "create"]
+  verbs: ["list", "create"]
 {{- end }}
 {{- $config := list }}
 {{- if not (include "ripple.ignoresConfigMaps" .) }}{{ $config = append $config "configmaps" }}{{ end }}
