@@ -338,6 +338,7 @@ var _ = Describe("The chart installed cluster-wide", Label("install"), Ordered, 
 		forbidden(err, "listing Namespaces without a namespace selector")
 		_, err = sa.clientset.CoordinationV1().Leases(inst.namespace).List(ctx, metav1.ListOptions{})
 		forbidden(err, "reading Leases without HA")
+		Expect(may(ctx, sa.name, "patch", "events.k8s.io", "events", "apps-all", "")).To(BeFalse(), "patching Events: ripple only creates them")
 	})
 })
 

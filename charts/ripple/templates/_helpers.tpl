@@ -216,7 +216,8 @@ parsing fails.
 {{/*
 The rules ripple needs in every namespace it watches, following its flags:
 workloads it may roll, the config objects it watches, and the Events it
-reports on workloads (through the events.k8s.io API).
+reports on workloads (through the events.k8s.io API, which ripple only
+creates: it never patches a series).
 */}}
 {{- define "ripple.watchRules" -}}
 {{- $workloads := include "ripple.workloadResources" . | fromJsonArray }}
@@ -273,7 +274,7 @@ reports on workloads (through the events.k8s.io API).
 {{- end }}
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
-  verbs: ["create", "patch"]
+  verbs: ["create"]
 {{- end }}
 
 {{/* ripple's command line, from the values. */}}
