@@ -621,6 +621,11 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	log := logf.FromContext(ctx)
 	switch {
 	case res.Wait > 0:
+		// A CronJob's Job may run for hours, re-checked every few seconds:
+		// the wait is told once per change.
+		if !r.logFirst(v.obj, "wait", names) {
+			log = log.V(1)
+		}
 		log.Info("Waiting to roll", "changed", names, "retryAfter", res.Wait)
 		return outcome{deferred: true, requeue: res.Wait}, nil
 	case res.Held != "":
