@@ -196,18 +196,31 @@ func annotationOps(existing, set map[string]string) []jsonOp {
 	return out
 }
 
-// envOps sets the variables on the template's containers (withEnv), each
-// changed container's whole list in one operation: the patch's test of the
-// resourceVersion makes the list it replaces the one ripple read.
+// envOps sets the variables on the template's containers (withEnv), one
+// operation per variable: an entry ripple does not set is never written
+// back, so no field of it this build of ripple does not know is lost.
 func envOps(templatePath []string, tmpl *corev1.PodTemplateSpec, vars []EnvVar) ([]jsonOp, error) {
 	envs, err := withEnv(tmpl.Spec.Containers, vars)
 	if err != nil {
 		return nil, err
 	}
 	base := "/" + strings.Join(templatePath, "/") + "/spec/containers/"
-	out := make([]jsonOp, 0, len(envs))
+	var out []jsonOp
 	for _, i := range slices.Sorted(maps.Keys(envs)) {
-		out = append(out, jsonOp{Op: "add", Path: fmt.Sprintf("%s%d/env", base, i), Value: envs[i]})
+		path := fmt.Sprintf("%s%d/env", base, i)
+		was := tmpl.Spec.Containers[i].Env
+		if was == nil {
+			out = append(out, jsonOp{Op: "add", Path: path, Value: envs[i]})
+			continue
+		}
+		for j, e := range envs[i] {
+			switch {
+			case j >= len(was):
+				out = append(out, jsonOp{Op: "add", Path: path + "/-", Value: e})
+			case e != was[j]:
+				out = append(out, jsonOp{Op: "replace", Path: fmt.Sprintf("%s/%d", path, j), Value: e})
+			}
+		}
 	}
 	return out, nil
 }
@@ -215,7 +228,8 @@ func envOps(templatePath []string, tmpl *corev1.PodTemplateSpec, vars []EnvVar) 
 // withEnv returns the env list of each container that vars change, by its
 // index: a variable is replaced on its container, else wherever it is
 // (taken over from Reloader, never doubled), else added to its container.
-// A variable is set once where two of vars land on it.
+// A variable is set once where two of vars land on it. Entries are only
+// replaced or appended, never moved.
 func withEnv(containers []corev1.Container, vars []EnvVar) (map[int][]corev1.EnvVar, error) {
 	envs := map[int][]corev1.EnvVar{}
 	envOf := func(i int) []corev1.EnvVar {
@@ -223,6 +237,12 @@ func withEnv(containers []corev1.Container, vars []EnvVar) (map[int][]corev1.Env
 			return e
 		}
 		return containers[i].Env
+	}
+	own := func(i int) []corev1.EnvVar {
+		if _, ok := envs[i]; !ok {
+			envs[i] = slices.Clone(containers[i].Env)
+		}
+		return envs[i]
 	}
 	for _, v := range vars {
 		entry := corev1.EnvVar{Name: v.Name, Value: v.Value}
@@ -238,12 +258,11 @@ func withEnv(containers []corev1.Container, vars []EnvVar) (map[int][]corev1.Env
 		}
 		switch {
 		case j >= 0:
-			envs[i] = slices.Clone(envOf(i))
-			envs[i][j] = entry
+			own(i)[j] = entry
 		case i < 0:
 			return nil, fmt.Errorf("no container %q to set %s on", v.Container, v.Name)
 		default:
-			envs[i] = append(slices.Clone(envOf(i)), entry)
+			envs[i] = append(own(i), entry)
 		}
 	}
 	return envs, nil
