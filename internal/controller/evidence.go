@@ -97,7 +97,12 @@ func (r *Reconciler) podsRunOtherThanRecorded(v state, rec record) bool {
 func (r *Reconciler) rollFromStamp(ctx context.Context, v state, next record, why string) (outcome, error) {
 	changed := sortedRefs(v.current)
 	v.unknownChanges = true
-	return r.roll(ctx, v, next, changed, "the config the pods run ("+why+"): "+describe(changed, nil))
+	names := describe(changed, nil)
+	if len(changed) == 0 {
+		// Its config was deleted since: the pods still run it.
+		names = "no object it tracks now"
+	}
+	return r.roll(ctx, v, next, changed, "the config the pods run ("+why+"): "+names)
 }
 
 // stampSince reads the stamp of the config the pods run (podsStamp) if

@@ -25,7 +25,8 @@ var causeForm = func() *regexp.Regexp {
 			`(?: \(keys ` + key + `(?:, ` + key + `)*(?:` + more + `)?\))?`
 		words = `[a-z' ]+`
 	)
-	return regexp.MustCompile(`^(?:` + words + ` \(` + words + `\): )?` + object + `(?:, ` + object + `)*(?:,` + more + `)?(?: \(` + words + `\))?$`)
+	const list = object + `(?:, ` + object + `)*(?:,` + more + `)?`
+	return regexp.MustCompile(`^(?:` + words + ` \(` + words + `\): (?:` + list + `|` + words + `)|` + list + `)(?: \(` + words + `\))?$`)
 }()
 
 // readCause returns cause if ripple could have written it, else

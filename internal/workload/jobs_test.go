@@ -282,6 +282,7 @@ func TestDecode_ReadsBackOnlyACauseOfTheFormRippleWrites(t *testing.T) {
 		{"a ConfigMap of record bucket #07", true},
 		{"the config the pods run (the record predates the workload): ConfigMap/a, Secret/b", true},
 		{"ConfigMap/a (since the workload's creation)", true},
+		{"the config the pods run (the record was lost): no object it tracks now", true},
 		{"Secret/b (since a record under another key)", true},
 		{"<!channel> URGENT: re-enter your credentials at <https://evil.example|the SSO portal>", false},
 		{"ConfigMap/cfg <@U123>", false},
