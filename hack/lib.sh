@@ -58,10 +58,13 @@ up_to_date() {
 # Built tools are also kept outside the clone, in one entry per tool and
 # stamp, so that a fresh clone copies them instead of linking them again, which
 # is most of the time of a build from a warm Go cache. An entry is created
-# whole, by a rename, and only ever copied from, so no clone can change it.
+# whole, by a rename, and copied from, never linked to, so that no clone's
+# bin/ is the cache; a build replaces it whole. Without a home directory
+# (nor RIPPLE_TOOLS_CACHE, nor XDG_CACHE_HOME) there is no cache.
 # Made absolute because the scripts change directory before they save.
-TOOLS_CACHE="${RIPPLE_TOOLS_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/ripple/tools}"
-[[ "${TOOLS_CACHE}" == /* ]] || TOOLS_CACHE="${PWD}/${TOOLS_CACHE}"
+TOOLS_CACHE="${XDG_CACHE_HOME:-${HOME:+${HOME}/.cache}}"
+TOOLS_CACHE="${RIPPLE_TOOLS_CACHE:-${TOOLS_CACHE:+${TOOLS_CACHE}/ripple/tools}}"
+[[ -z "${TOOLS_CACHE}" || "${TOOLS_CACHE}" == /* ]] || TOOLS_CACHE="${PWD}/${TOOLS_CACHE}"
 
 # copy_files SRC DEST FILE... copies each FILE, a path relative to both SRC
 # and DEST, through a temporary name, so that a binary is never seen
@@ -86,6 +89,7 @@ copy_files() {
 restore_from_cache() {
 	local name="$1" stamp="$2" dest="$3" f
 	shift 3
+	[[ -n "${TOOLS_CACHE}" ]] || return 1
 	local entry="${TOOLS_CACHE}/${name}/${stamp}"
 	for f in "$@"; do
 		case "${f}" in
@@ -104,6 +108,7 @@ restore_from_cache() {
 save_to_cache() {
 	local name="$1" stamp="$2" src="$3" tmp=""
 	shift 3
+	[[ -n "${TOOLS_CACHE}" ]] || return 0
 	local entry="${TOOLS_CACHE}/${name}/${stamp}"
 	# An entry already there is one restore_from_cache found incomplete, or
 	# one a concurrent run of the same inputs just stored: replacing it is
@@ -111,6 +116,7 @@ save_to_cache() {
 	if mkdir -p "${TOOLS_CACHE}/${name}" &&
 		tmp="$(mktemp -d "${TOOLS_CACHE}/${name}/.tmp.XXXXXX")" &&
 		copy_files "${src}" "${tmp}" "$@" &&
+		chmod 755 "${tmp}" &&
 		{ [[ ! -e "${entry}" ]] || mv -T "${entry}" "${tmp}.old"; } &&
 		mv -T "${tmp}" "${entry}"; then
 		log "${name}: stored in the tools cache, ${entry}"
