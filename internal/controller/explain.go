@@ -155,8 +155,6 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 		switch note, blocks := e.missing(obj); {
 		case blocks && d.rolls:
 			d = recreation(d, w, ref)
-		case blocks:
-			d.why += "; " + strings.TrimSuffix(note, ".")
 		case note != "":
 			d.why += "; " + strings.TrimSuffix(note, ".")
 		}
@@ -265,13 +263,15 @@ func (e *Explainer) missing(obj client.Object) (note string, blocks bool) {
 	case e.Opts.ReloadOnCreate:
 		return "It does not exist: this is what its creation would do (--reload-on-create).", false
 	}
-	return "It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it since its deletion, which rolls when it is recreated with other data.", true
+	return "It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it since its deletion, which it rolls unless it brings back the data the pods run.", true
 }
 
 // recreation decides on an object that does not exist, whose creation
 // only records it without --reload-on-create: unless the workload's record
-// kept its entry since its deletion (kept), under which it rolls when
-// recreated with other data.
+// kept its entry since its deletion (kept). Then its recreation rolls the
+// workload, but with the data the pods run: the keys a precise workload
+// reads, and any data when the entry cannot be compared (unknownEntry, a
+// record under an unknown key).
 func recreation(d decision, w client.Object, ref refs.Ref) decision {
 	rec, err := decodeRecord(w.GetAnnotations()[annotations.Recorded])
 	if _, ok := rec.objects[ref]; err != nil || !ok || isFolded(rec.objects) {
@@ -279,7 +279,7 @@ func recreation(d decision, w client.Object, ref refs.Ref) decision {
 		d.why += "; it does not exist, and its creation is only recorded"
 		return d
 	}
-	d.why += "; it does not exist: its record keeps it since its deletion, so it rolls when recreated with other data"
+	d.why += "; it does not exist: its record keeps it since its deletion, so its recreation rolls it unless it brings back the data the pods run"
 	return d
 }
 

@@ -622,7 +622,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	switch {
 	case res.Wait > 0:
 		// A CronJob's Job may run for hours, re-checked every few seconds:
-		// the wait is told once per change.
+		// the wait is told at most once per eventRepeat (logFirst).
 		if !r.logFirst(v.obj, "wait", names) {
 			log = log.V(1)
 		}

@@ -282,8 +282,8 @@ func recreated(old *batchv1.Job, pending pendingJob) *batchv1.Job {
 		spec.Template.Annotations = map[string]string{}
 	}
 	// The variables were computed from this template, whose containers a
-	// Job cannot change: a container gone since is a mangled annotation,
-	// and the Job is recreated with the stamp instead.
+	// Job cannot change: one that lands on no container is a mangled
+	// annotation, and the Job is recreated with the stamp instead.
 	envs, err := withEnv(spec.Template.Spec.Containers, pending.Env)
 	switch {
 	case len(pending.Env) > 0 && err == nil:

@@ -91,7 +91,7 @@ var _ = Describe("ripple explain", Ordered, func() {
 		Expect(explain("configmap", "app-config", "--resources-to-ignore=configMaps")).To(HavePrefix(
 			"ConfigMap shop/app-config\n  Not rolled: --resources-to-ignore ignores ConfigMaps.\n"))
 		Expect(explain("secret", "absent", "--namespaces-to-ignore=shop")).To(Equal(
-			"Secret shop/absent\n  It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it since its deletion, which rolls when it is recreated with other data.\n  Not rolled: --namespaces-to-ignore lists the namespace.\nNo workload is related to it.\n"))
+			"Secret shop/absent\n  It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it since its deletion, which it rolls unless it brings back the data the pods run.\n  Not rolled: --namespaces-to-ignore lists the namespace.\nNo workload is related to it.\n"))
 	})
 
 	It("says what a CronJob's Job, a suspended CronJob, an ignored object, a missing one and --dry-run do, as the controller does", func() {
@@ -137,7 +137,7 @@ var _ = Describe("ripple explain", Ordered, func() {
 		lateBefore := recorded(late)
 
 		Expect(explain("configmap", "cfg", "-n", other)).To(SatisfyAll(
-			MatchRegexp(`(?m)^Deployment/kept +yes .*its record keeps it since its deletion`),
+			MatchRegexp(`(?m)^Deployment/kept +yes .*its record keeps it since its deletion, so its recreation rolls it unless`),
 			MatchRegexp(`(?m)^Deployment/late +no .*its creation is only recorded$`)))
 		Expect(explain("deployment", "kept", "-n", other)).To(MatchRegexp(`(?m)^ConfigMap/cfg +yes .*its record keeps it`))
 
