@@ -33,6 +33,10 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
+	// Each poll is a request to a cluster busy rolling out; what the specs
+	// wait for stays once it happens, so Gomega's 10 ms is needless load.
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	SetDefaultConsistentlyPollingInterval(100 * time.Millisecond)
 	var err error
 	env, err = cluster.StartFull(ctx, cluster.Options{Nodes: 2})
 	Expect(err).NotTo(HaveOccurred(), "starting the local cluster")
