@@ -131,7 +131,7 @@ func (e *Explainer) Workload(ctx context.Context, typ workload.Type, ns, name st
 	if err != nil {
 		return nil, err
 	}
-	x.Notes = append(append(blocked, workloadNotes(v)...), problemNotes(v.policy.Problems)...)
+	x.Notes = append(append(blocked, workloadNotes(typ, v)...), problemNotes(v.policy.Problems)...)
 	s, err := e.subjectOf(ctx, vs, w, v)
 	if err != nil || s.unreadable != "" {
 		x.Notes = append(x.Notes, "Not rolled: "+s.unreadable+".")
@@ -368,11 +368,17 @@ func (e *Explainer) views(typ workload.Type) *views {
 }
 
 // workloadNotes says how the workload rolls, as its view reads it.
-func workloadNotes(v *view) []string {
+func workloadNotes(typ workload.Type, v *view) []string {
 	if !v.policy.OptedIn() {
 		return []string{"No annotation opts it in: no change rolls it."}
 	}
 	how := "Rolls by the " + v.reloadStrategy + " strategy"
+	switch st := typ.Strategy; {
+	case v.templateRef != "":
+		how = fmt.Sprintf("Rolls by a restart, since its pods are made from %s %s's pod template", typ.TemplateSource.Kind, v.templateRef)
+	case st != nil && slices.Contains(st.Untemplated, v.strategy):
+		how = fmt.Sprintf("Rolls by the %s strategy of %s, which leaves its pod template alone", v.strategy, st.Annotation)
+	}
 	if v.pausePeriod > 0 {
 		// A change starts the pause; the rollout comes at its end.
 		how += fmt.Sprintf(", once a pause of %s that a change starts ends, with every change made meanwhile", v.pausePeriod)

@@ -40,7 +40,8 @@ func init() {
 	t := newType[batchv1.CronJob, batchv1.CronJobList](batchv1.SchemeGroupVersion, "CronJob", "cronjobs",
 		func(o *batchv1.CronJob) *corev1.PodTemplateSpec { return &o.Spec.JobTemplate.Spec.Template })
 	t.TemplatePath = []string{"spec", "jobTemplate", "spec", "template"}
-	t.Strategy = &Strategy{Annotation: annotations.CronJobStrategy, Values: []string{CronJobRunJob, CronJobStampTemplate}, Flag: "cronjob-strategy"}
+	t.Strategy = &Strategy{Annotation: annotations.CronJobStrategy, Values: []string{CronJobRunJob, CronJobStampTemplate}, Flag: "cronjob-strategy",
+		Untemplated: []string{CronJobRunJob}}
 	t.Held = func(obj client.Object, strategy string) string {
 		if cj, ok := obj.(*batchv1.CronJob); ok && strategy != CronJobStampTemplate && cj.Spec.Suspend != nil && *cj.Spec.Suspend {
 			return "the CronJob is suspended; its next run after it is resumed uses the new config"

@@ -40,7 +40,8 @@ func init() {
 	t := newType[Rollout, RolloutList](ArgoGroupVersion, "Rollout", "rollouts",
 		func(o *Rollout) *corev1.PodTemplateSpec { return &o.Spec.Template })
 	t.EnabledBy = ArgoFlag
-	t.Strategy = &Strategy{Annotation: annotations.RolloutStrategy, Values: []string{RolloutTemplate, RolloutRestart}}
+	t.Strategy = &Strategy{Annotation: annotations.RolloutStrategy, Values: []string{RolloutTemplate, RolloutRestart},
+		Untemplated: []string{RolloutRestart}}
 	t.TemplateSource = &deployments
 	t.TemplateRef = rolloutTemplateRef
 	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {

@@ -94,6 +94,10 @@ type Strategy struct {
 	// Flag names the flag that sets the default of every workload of the
 	// type; empty when there is none.
 	Flag string
+	// Untemplated are the Values under which a rollout leaves the pod
+	// template alone (a CronJob's Job run, a Rollout's restart): the
+	// reload strategy, which marks the template, does not apply to them.
+	Untemplated []string
 }
 
 // Change is one rollout ripple writes to a workload.

@@ -117,6 +117,8 @@ var _ = Describe("ripple explain", Ordered, func() {
 		Expect(explain("secret", "creds", "-n", other)).To(SatisfyAll(
 			MatchRegexp(`(?m)^Deployment/web +no +ignored: `), Not(ContainSubstring("bystander")), Not(ContainSubstring("CronJob"))))
 		Expect(explain("job", "nightly-1", "-n", other)).To(ContainSubstring("Not rolled: its CronJob owns it"))
+		Expect(explain("cronjob", "nightly", "-n", other)).To(ContainSubstring(
+			"Rolls by the job strategy of " + annotations.CronJobStrategy + ", which leaves its pod template alone."))
 		Expect(explain("configmap", "later", "-n", other)).To(SatisfyAll(
 			ContainSubstring("It does not exist: without --reload-on-create"),
 			MatchRegexp(`(?m)^Deployment/web +no .*; it does not exist, and its creation is only recorded$`)))
