@@ -48,12 +48,6 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 			// does not see: it stops watching an immutable object.
 			return outcome{}, fmt.Sprintf("%s is immutable, and the kubelet does not update it in running pods", ref), nil
 		}
-		if v.ownRecord() && cur.createdAt > v.record.at+clockSlack {
-			// Created again since the record: the object it replaced may
-			// have been immutable, and a kubelet that read it so never
-			// reads the name again while a pod of its node mounts it.
-			return outcome{}, fmt.Sprintf("%s was created again since ripple recorded it, and the kubelet does not update a name it read as immutable", ref), nil
-		}
 		if why := refs.NotRefreshable(&v.tmpl.Spec, ref); why != "" {
 			return outcome{}, why, nil
 		}
@@ -66,6 +60,12 @@ func (r *Reconciler) refresh(ctx context.Context, v state, next record, changed 
 		return outcome{}, "listing its pods was refused: " + annotations.Shorten(err.Error(), 256), nil
 	case err != nil:
 		return outcome{}, "", err
+	}
+	if ref, ok := createdSincePods(changed, v.current, pods); ok {
+		// The object it replaced may have been immutable, and a kubelet
+		// that read it so never reads the name again while a pod of its
+		// node mounts it.
+		return outcome{}, fmt.Sprintf("%s was created again since a running pod started, and the kubelet does not update a name it read as immutable", ref), nil
 	}
 	st := stamp{keyID: r.Keyed.KeyID(), at: next.at, digest: workloadDigest(r.Keyed, v.current)}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotations.Refreshed: st.encode()}}})
@@ -125,6 +125,26 @@ func (r *Reconciler) podsOf(ctx context.Context, obj client.Object) ([]metav1.Pa
 		}
 	}
 	return out, nil
+}
+
+// createdSincePods returns a changed object created more than a second
+// after the oldest of the pods: whatever any record says, since a record
+// is written again by any later change, those pods may mount the object
+// it replaced.
+func createdSincePods(changed []refs.Ref, current map[refs.Ref]tracked, pods []metav1.PartialObjectMetadata) (refs.Ref, bool) {
+	if len(pods) == 0 {
+		return refs.Ref{}, false
+	}
+	oldest := pods[0].CreationTimestamp.Unix()
+	for _, p := range pods[1:] {
+		oldest = min(oldest, p.CreationTimestamp.Unix())
+	}
+	for _, ref := range changed {
+		if cur, ok := current[ref]; ok && cur.createdAt > oldest+clockSlack {
+			return ref, true
+		}
+	}
+	return refs.Ref{}, false
 }
 
 // made reports whether the workload's controller made the pod, which its

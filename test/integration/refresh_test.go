@@ -271,8 +271,33 @@ var _ = Describe("The refresh strategy", func() {
 		},
 		Entry("immutable again", true, "is immutable, and the kubelet does not update it in running pods"),
 		// A kubelet that read the name as immutable never reads it again.
-		Entry("mutable now", false, "was created again since ripple recorded it, and the kubelet does not update a name it read as immutable"),
+		Entry("mutable now", false, "was created again since a running pod started, and the kubelet does not update a name it read as immutable"),
 	)
+
+	It("rolls instead of refreshing for a change of a ConfigMap recreated mutable after the pods started, though a refresh since wrote the record again", func() {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "1"}, Immutable: ptr.To(true)}
+		Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
+		other := createConfigMap(ns, "other", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""),
+			volumeConfigMap("other"), mountConfigMap("other", ""))
+		pod := createPod(ns, "dep-1", "dep")
+		startRipple("--enable-pod-refresh")
+		before := recorded(dep)
+		waitServerPast(ns, recordedAt(before)+2)
+		// Recreated mutable with the same data: nothing to roll yet, but
+		// the pod's kubelet read the name as immutable.
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+		again := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "1"}, Immutable: ptr.To(false)}
+		Expect(k8s.Create(suiteCtx, again)).To(Succeed())
+		setData(other, "k", "2")
+		Eventually(refreshedStamp(pod), 10*time.Second).ShouldNot(BeEmpty(), "a change of the other ConfigMap refreshes the pod and writes the record")
+		expectNoRollout(dep, before)
+
+		setData(again, "k", "2")
+
+		expectRolledOnce(dep, before)
+		Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: ConfigMap/cfg was created again since a running pod started, and the kubelet does not update a name it read as immutable"))
+	})
 
 	It("rolls instead, and says why, when a mounted ConfigMap is deleted under --reload-on-delete", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
