@@ -12,6 +12,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 )
 
@@ -115,7 +116,25 @@ func (r *Reconciler) stampSince(v state, from int64) (current, ok bool) {
 		return false, false
 	}
 	keyed, known := r.Keyed.Lookup(st.keyID)
-	return known && workloadDigest(keyed, v.current) == st.digest, known
+	return known && namesCurrent(keyed, v.current, st.digest), known
+}
+
+// namesCurrent reports whether a stamp's digest names the config tracked
+// now, under either choice of key precision: the stamp of a rollout made
+// before the workload's choice changed covers all the keys, or only those
+// its pods read, and either way says the pods run every key they read.
+func namesCurrent(keyed digest.Keyed, current map[refs.Ref]tracked, stamped string) bool {
+	if workloadDigest(keyed, current) == stamped {
+		return true
+	}
+	other, differs := map[refs.Ref]tracked{}, false
+	for ref, t := range current {
+		if t.used != nil {
+			t.precise, differs = !t.precise, true
+		}
+		other[ref] = t
+	}
+	return differs && workloadDigest(keyed, other) == stamped
 }
 
 // templateStamp reads the stamp of the workload's last rollout from its pod

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
+	"github.com/ripple-controller/ripple/internal/digest"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
@@ -495,6 +496,38 @@ func TestEnvVars_RecoverySetsOnlyRipplesVariables(t *testing.T) {
 			got := names(r.envVars(state{view: &tt.view, tmpl: tt.tmpl, unknownChanges: tt.unknown}, tt.changed, st))
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("envVars set %v; want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A stamp written before the workload's choice of key precision changed
+// still names the config its pods run, whichever the choice was: one
+// written back with an older record then rolls nothing.
+func TestNamesCurrent_UnderEitherChoiceOfPrecision(t *testing.T) {
+	keyed := digest.NewKeyed([]byte("0123456789abcdef0123456789abcdef"))
+	ref := refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}
+	at := func(data map[string]string, precise bool) map[refs.Ref]tracked {
+		v := versionSum{sum: digest.Object("ConfigMap", "ns/cfg", data, nil), keys: digest.KeySums("ConfigMap", "ns/cfg", data, nil)}
+		return map[refs.Ref]tracked{ref: {version: v, used: []string{"k"}, precise: precise}}
+	}
+	now := map[string]string{"k": "2", "unused": "1"}
+	tests := []struct {
+		name        string
+		stamped     map[refs.Ref]tracked
+		current     map[refs.Ref]tracked
+		namesTheNow bool
+	}{
+		{"the same choice and data", at(now, true), at(now, true), true},
+		{"stamped precise, not precise now", at(now, true), at(now, false), true},
+		{"stamped whole, precise now", at(now, false), at(now, true), true},
+		{"a key the pods read changed since", at(map[string]string{"k": "1", "unused": "1"}, true), at(now, false), false},
+		{"whole, a key the pods do not read changed since, precise now", at(map[string]string{"k": "2", "unused": "0"}, false), at(now, true), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := namesCurrent(keyed, tt.current, workloadDigest(keyed, tt.stamped)); got != tt.namesTheNow {
+				t.Errorf("namesCurrent = %v, want %v", got, tt.namesTheNow)
 			}
 		})
 	}

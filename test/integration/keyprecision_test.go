@@ -121,6 +121,28 @@ var _ = Describe("Key-level precision", func() {
 		expectRolledOnce(dep, before)
 	})
 
+	It("rolls nothing for a record from before its last rollout, written back once precision is off: the stamp says the pods run the config", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"level": "1", "rules": "1", "unused": "1"})
+		createSecret(ns, "creds", map[string]string{"token": "1"})
+		dep := createDeployment(ns, "dep", precise, readsKeys("cfg", "level", "rules", "creds", "token"))
+		ripple := startRipple()
+		before := recorded(dep)
+		waitServerPast(ns, recordedAt(before)+2)
+		setData(cm, "level", "2")
+		rolled := expectRolledOnce(dep, before)
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.KeyPrecision] = "false" })
+		Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).ShouldNot(ContainSubstring("~"), "recorded again without it")
+
+		// A GitOps tool writes back the record it held: while ripple runs,
+		// its own valid record is not a change, so ripple looks at its start.
+		ripple.stop()
+		update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = before.Recorded })
+		startRipple()
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).ShouldNot(ContainSubstring("~"), "recorded again")
+		expectNoRollout(dep, rolled)
+	})
+
 	It("rolls a precise workload on any key of an object with too many keys to keep a digest of each", func() {
 		data := map[string]string{"level": "1", "rules": "1"}
 		for i := range 1100 {
