@@ -214,6 +214,14 @@ var _ = Describe("pprof", func() {
 	})
 })
 
+// alertTo makes the ripple a spec starts alert each rollout to url, in
+// sink's format.
+func alertTo(sink, url string) {
+	setEnv(options.EnvAlertOnReload, "true")
+	setEnv(options.EnvAlertSink, sink)
+	setEnv(options.EnvAlertWebhookURL, url)
+}
+
 var _ = Describe("Alerts on rollouts", func() {
 	DescribeTable("sends one alert per rollout in the sink's format, naming the workload and what changed, never a Secret's value",
 		func(sink string, check func(body map[string]string, ns, changed string)) {
@@ -222,9 +230,7 @@ var _ = Describe("Alerts on rollouts", func() {
 			sec := createSecret(ns, "creds", map[string]string{"k": "0ld-s3cr3t-value"})
 			dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"), volumeSecret("creds"))
 			h := newHook(http.StatusOK)
-			setEnv(options.EnvAlertOnReload, "true")
-			setEnv(options.EnvAlertSink, sink)
-			setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+			alertTo(sink, h.URL+"/hook")
 			setEnv(options.EnvAlertAdditionalInfo, info)
 			startRipple()
 			before := recorded(dep)
@@ -263,9 +269,7 @@ var _ = Describe("Alerts on rollouts", func() {
 		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		cj := createCronJob(ns, "cj", auto, envFromConfigMap("cfg"))
 		h := newHook(http.StatusOK)
-		setEnv(options.EnvAlertOnReload, "true")
-		setEnv(options.EnvAlertSink, "slack")
-		setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+		alertTo("slack", h.URL+"/hook")
 		startRipple()
 		expectRecorded(cj)
 
@@ -283,9 +287,7 @@ var _ = Describe("Alerts on rollouts", func() {
 			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 			dep := createDeployment(ns, "dep", pauseFor(period), envFromConfigMap("cfg"))
 			h := newHook(http.StatusOK)
-			setEnv(options.EnvAlertOnReload, "true")
-			setEnv(options.EnvAlertSink, "raw")
-			setEnv(options.EnvAlertWebhookURL, h.URL+"/hook")
+			alertTo("raw", h.URL+"/hook")
 			startRipple()
 			recorded(dep)
 
@@ -312,9 +314,7 @@ var _ = Describe("Alerts on rollouts", func() {
 			dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
 			h := newHook(http.StatusOK)
 			fail(h)
-			setEnv(options.EnvAlertOnReload, "true")
-			setEnv(options.EnvAlertSink, "slack")
-			setEnv(options.EnvAlertWebhookURL, h.URL+"/hook/s3cr3t-token")
+			alertTo("slack", h.URL+"/hook/s3cr3t-token")
 			addr := freeAddress()
 			ripple := startRipple("--metrics-bind-address=" + addr)
 			before := recorded(dep)

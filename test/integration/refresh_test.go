@@ -56,6 +56,22 @@ func createPod(ns, name, app string) *corev1.Pod {
 	return createPodOf(ns, name, map[string]string{"app": app}, app)
 }
 
+// createConfigMapWith creates a ConfigMap, immutable or not.
+func createConfigMapWith(ns, name string, data map[string]string, immutable bool) *corev1.ConfigMap {
+	GinkgoHelper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data, Immutable: ptr.To(immutable)}
+	Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
+	return cm
+}
+
+// recreateConfigMap deletes cm and creates it again, immutable or not,
+// with data.
+func recreateConfigMap(cm *corev1.ConfigMap, data map[string]string, immutable bool) *corev1.ConfigMap {
+	GinkgoHelper()
+	Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+	return createConfigMapWith(cm.Namespace, cm.Name, data, immutable)
+}
+
 // createPodOf creates a pod with labels, controlled by a ReplicaSet of the
 // Deployment named owner, or by nothing when owner is "".
 func createPodOf(ns, name string, labels map[string]string, owner string) *corev1.Pod {
@@ -253,17 +269,14 @@ var _ = Describe("The refresh strategy", func() {
 
 	DescribeTable("rolls instead, and says why, when an immutable ConfigMap is recreated with other data",
 		func(immutableAgain bool, why string) {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "1"}, Immutable: ptr.To(true)}
-			Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
+			cm := createConfigMapWith(ns, "cfg", map[string]string{"k": "1"}, true)
 			dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""))
 			pod := createPod(ns, "dep-1", "dep")
 			startRipple("--enable-pod-refresh")
 			before := recorded(dep)
 			waitServerPast(ns, recordedAt(before)+2)
 
-			Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
-			again := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "2"}, Immutable: ptr.To(immutableAgain)}
-			Expect(k8s.Create(suiteCtx, again)).To(Succeed())
+			recreateConfigMap(cm, map[string]string{"k": "2"}, immutableAgain)
 
 			expectRolledOnce(dep, before)
 			Expect(eventsFor(dep)()).To(ContainElement("NotRefreshed: Rolling instead of refreshing in place: ConfigMap/cfg " + why))
@@ -275,8 +288,7 @@ var _ = Describe("The refresh strategy", func() {
 	)
 
 	It("rolls instead of refreshing for a change of a ConfigMap recreated mutable after the pods started, though a refresh since wrote the record again", func() {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "1"}, Immutable: ptr.To(true)}
-		Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
+		cm := createConfigMapWith(ns, "cfg", map[string]string{"k": "1"}, true)
 		other := createConfigMap(ns, "other", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", refreshStrategy, volumeConfigMap("cfg"), mountConfigMap("cfg", ""),
 			volumeConfigMap("other"), mountConfigMap("other", ""))
@@ -286,9 +298,7 @@ var _ = Describe("The refresh strategy", func() {
 		waitServerPast(ns, recordedAt(before)+2)
 		// Recreated mutable with the same data: nothing to roll yet, but
 		// the pod's kubelet read the name as immutable.
-		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
-		again := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}, Data: map[string]string{"k": "1"}, Immutable: ptr.To(false)}
-		Expect(k8s.Create(suiteCtx, again)).To(Succeed())
+		again := recreateConfigMap(cm, map[string]string{"k": "1"}, false)
 		setData(other, "k", "2")
 		Eventually(refreshedStamp(pod), 10*time.Second).ShouldNot(BeEmpty(), "a change of the other ConfigMap refreshes the pod and writes the record")
 		expectNoRollout(dep, before)
