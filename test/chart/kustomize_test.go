@@ -8,14 +8,41 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
+
+// apply creates objs, as `kubectl apply -k` would, and deletes them, but
+// the Namespace, which another spec may have created, when the spec ends.
+func apply(ctx SpecContext, objs objects) {
+	GinkgoHelper()
+	for _, u := range objs {
+		err := k8s.Create(ctx, u.DeepCopy())
+		if u.GetKind() == "Namespace" {
+			err = client.IgnoreAlreadyExists(err)
+		}
+		Expect(err).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		for _, u := range objs {
+			if u.GetKind() != "Namespace" {
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, u.DeepCopy()))).To(Succeed())
+			}
+		}
+	})
+}
+
+// renderObjects is the chart rendered with testdata/<values>.values.yaml.
+func renderObjects(values string) objects {
+	GinkgoHelper()
+	_, objs := render(values)
+	return objs
+}
 
 // kustomize builds a kustomization under config/ as `kubectl kustomize` does.
 func kustomize(dir string) objects {
@@ -29,6 +56,9 @@ func kustomize(dir string) objects {
 	return objs
 }
 
+// Each kustomization under config/ matches the chart rendered with one of
+// its values files: config/default the chart's defaults, config/ha its two
+// replicas with leader election.
 var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 	var base, chart objects
 	BeforeAll(func() {
@@ -36,39 +66,48 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 		_, chart = render("default")
 	})
 
-	It("hold the chart's default objects plus the Namespace", func() {
-		Expect(base.ids()).To(ConsistOf(append(chart.ids(), "Namespace//"+goldenNamespace)))
-	})
+	for _, c := range []struct{ dir, values string }{{"default", "default"}, {"ha", "ha"}} {
+		It("hold the chart's objects plus the Namespace, in config/"+c.dir, func() {
+			base, chart := kustomize(c.dir), renderObjects(c.values)
+			Expect(base.ids()).To(ConsistOf(append(chart.ids(), "Namespace//"+goldenNamespace)))
+		})
 
-	It("grant exactly the chart's default rights", func() {
-		Expect(base.rules()).To(Equal(chart.rules()))
-		for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
-			for _, u := range chart.ofKind(kind) {
-				b := base.find(kind, u.GetNamespace(), u.GetName())
-				Expect(b).NotTo(BeNil())
-				Expect(b.Object["roleRef"]).To(Equal(u.Object["roleRef"]))
-				Expect(b.Object["subjects"]).To(Equal(u.Object["subjects"]))
+		It("grant exactly the chart's rights, in config/"+c.dir, func() {
+			base, chart := kustomize(c.dir), renderObjects(c.values)
+			Expect(base.rules()).To(Equal(chart.rules()))
+			for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+				for _, u := range chart.ofKind(kind) {
+					b := base.find(kind, u.GetNamespace(), u.GetName())
+					Expect(b).NotTo(BeNil())
+					Expect(b.Object["roleRef"]).To(Equal(u.Object["roleRef"]))
+					Expect(b.Object["subjects"]).To(Equal(u.Object["subjects"]))
+				}
 			}
-		}
-	})
+		})
 
-	It("run ripple as the chart does by default", func() {
-		k, c := deploymentOf(base), deploymentOf(chart)
-		Expect(k.Spec.Replicas).To(Equal(c.Spec.Replicas))
-		Expect(k.Spec.Selector).To(Equal(c.Spec.Selector))
-		// Only the chart's own labels differ; the pod spec is the same, with
-		// the arguments as the container sees them.
-		kp, cp := k.Spec.Template.Spec.DeepCopy(), c.Spec.Template.Spec.DeepCopy()
-		kp.Containers[0].Args = expandArgs(kp.Containers[0], k.Namespace)
-		cp.Containers[0].Args = expandArgs(cp.Containers[0], c.Namespace)
-		Expect(apiequality.Semantic.DeepEqual(kp, cp)).To(BeTrue(), "pod specs differ:\nkustomize: %+v\nchart:     %+v", kp, cp)
-		Expect(k.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "ripple"))
+		It("run ripple as the chart does, in config/"+c.dir, func() {
+			base, chart := kustomize(c.dir), renderObjects(c.values)
+			k, r := deploymentOf(base), deploymentOf(chart)
+			Expect(k.Spec.Replicas).To(Equal(r.Spec.Replicas))
+			Expect(k.Spec.Strategy).To(Equal(r.Spec.Strategy))
+			Expect(k.Spec.Selector).To(Equal(r.Spec.Selector))
+			// Only the chart's own labels differ; the pod spec is the same, with
+			// the arguments as the container sees them.
+			kp, cp := k.Spec.Template.Spec.DeepCopy(), r.Spec.Template.Spec.DeepCopy()
+			kp.Containers[0].Args = expandArgs(kp.Containers[0], k.Namespace)
+			cp.Containers[0].Args = expandArgs(cp.Containers[0], r.Namespace)
+			Expect(apiequality.Semantic.DeepEqual(kp, cp)).To(BeTrue(), "pod specs differ:\nkustomize: %+v\nchart:     %+v", kp, cp)
+			Expect(k.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "ripple"))
+		})
+	}
+
+	It("name the image of the chart's release", func() {
 		// A release tag, v<chart version>, names the image it publishes.
 		meta, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		version := regexp.MustCompile(`(?m)^version: (\S+)$`).FindSubmatch(meta)
 		Expect(version).NotTo(BeNil())
-		Expect(cp.Containers[0].Image).To(HaveSuffix(":v" + string(version[1])))
+		Expect(deploymentOf(chart).Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":v" + string(version[1])))
 
 		ks := into[corev1.Service](base.find("Service", goldenNamespace, "ripple-metrics"))
 		cs := into[corev1.Service](chart.find("Service", goldenNamespace, "ripple-metrics"))
@@ -76,28 +115,35 @@ var _ = Describe("The kustomize bases", Label("kustomize"), Ordered, func() {
 	})
 
 	It("apply to an API server, and ripple does its job with their rights", func(ctx SpecContext) {
-		for _, u := range base {
-			Expect(k8s.Create(ctx, u.DeepCopy())).To(Succeed(), "creating %s %s", u.GetKind(), u.GetName())
-		}
-		DeferCleanup(func(ctx SpecContext) {
-			for _, u := range base {
-				if u.GetKind() != "Namespace" {
-					Expect(client.IgnoreNotFound(k8s.Delete(ctx, u.DeepCopy()))).To(Succeed())
-				}
-			}
-		})
+		apply(ctx, base)
 		// No key Secret made by hand: ripple creates it.
 		key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: goldenNamespace, Name: "ripple-digest-key"}}
 		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, key))).To(Succeed()) })
 
-		d := &appsv1.Deployment{}
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: goldenNamespace, Name: "ripple"}, d)).To(Succeed())
+		d := deploymentOf(base)
 		sa := serviceAccount(ctx, goldenNamespace, d.Spec.Template.Spec.ServiceAccountName)
 		startRipple(sa.config, expandArgs(d.Spec.Template.Spec.Containers[0], goldenNamespace))
 		createNamespaces(ctx, "apps-kustomize")
 		newApp(ctx, "apps-kustomize", "web").expectRolls(ctx)
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(key), key)).To(Succeed())
 		Expect(key.Data["key"]).To(HaveLen(32), "ripple created its key Secret")
+	})
+
+	It("apply with config/ha, and the elected replica does ripple's job with their rights", func(ctx SpecContext) {
+		ha := kustomize("ha")
+		apply(ctx, ha)
+		key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: goldenNamespace, Name: "ripple-digest-key"}}
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, key))).To(Succeed()) })
+
+		d := deploymentOf(ha)
+		sa := serviceAccount(ctx, goldenNamespace, d.Spec.Template.Spec.ServiceAccountName)
+		in := startRipple(sa.config, expandArgs(d.Spec.Template.Spec.Containers[0], goldenNamespace))
+		Eventually(in.elected).WithTimeout(waitFor).WithPolling(pollAt).Should(BeTrue(), "elected on the Lease config/ha grants")
+		lease, err := clientset.CoordinationV1().Leases(goldenNamespace).Get(ctx, "ripple-leader", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).NotTo(BeEmpty())
+		createNamespaces(ctx, "apps-kustomize-ha")
+		newApp(ctx, "apps-kustomize-ha", "web").expectRolls(ctx)
 	})
 
 	It("render, through `make manifests`, into one install file the API server accepts, with the image asked for", func(ctx SpecContext) {
