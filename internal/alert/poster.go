@@ -65,8 +65,8 @@ func NewPoster(u, proxy *url.URL) *Poster {
 		Transport: t,
 		Timeout:   Timeout,
 		// A webhook that redirects is misconfigured, or sends the body,
-		// which may name what changed, somewhere else: Reloader refuses
-		// redirects too.
+		// which may name what changed, somewhere else: Reloader's alerts
+		// refuse redirects too (its --webhook-url POST follows them).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }

@@ -95,13 +95,13 @@ func (r *Reconciler) paused(ctx context.Context, obj client.Object, v *view) (pa
 	if left := r.pauseLeft(v); left > 0 && !byHand {
 		return pauseStep{left: left, done: r.Type.Pause != workload.PauseSpec}, nil
 	}
+	if r.Opts.DryRun {
+		// Nothing is resumed or released: the workload is reconciled as
+		// one not paused, whose rollout --dry-run reports, uncounted.
+		return pauseStep{}, nil
+	}
 	if r.Type.Pause != workload.PauseSpec {
 		return pauseStep{endHold: true}, nil
-	}
-	if r.Opts.DryRun {
-		// Nothing is resumed: the Deployment is reconciled as one not
-		// paused, whose rollout --dry-run reports, uncounted.
-		return pauseStep{}, nil
 	}
 	if err := r.Type.EndPause(ctx, r.Client, obj, r.Opts.Keys.PausedAt); err != nil {
 		return pauseStep{done: true}, err

@@ -59,7 +59,10 @@ type Reconciler struct {
 	looked, reported *onceSet
 	// logged holds the log lines about a user's mistake written lately
 	// (logFirst).
-	logged  *recentSet
+	logged *recentSet
+	// posted holds the changes posted to --webhook-url whose record is not
+	// written yet (postInstead).
+	posted  *recentSet
 	optedIn *optedIn
 	// now tells the API server's time, which timestamps on objects use.
 	now func() time.Time
@@ -629,9 +632,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		log.Info("Waiting to roll", "changed", names, "retryAfter", res.Wait)
 		return outcome{deferred: true, requeue: res.Wait}, nil
 	case res.Held != "":
-		skipsTotal.WithLabelValues(skipHeld).Inc()
-		r.event(v.obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not rolled after a change of %s: %s", names, res.Held)
-		log.Info("Recorded a change without rolling", "changed", names, "reason", res.Held)
+		r.reportHeld(ctx, v.obj, names, res.Held)
 		return outcome{recorded: true}, nil
 	}
 	if r.Opts.DryRun {
@@ -722,10 +723,33 @@ func (r *Reconciler) resume(ctx context.Context, req ctrl.Request, obj client.Ob
 	return ctrl.Result{}, true, err
 }
 
+// held says why the workload would not roll now (a finished Job, a
+// suspended CronJob), empty if it would.
+func (r *Reconciler) held(v state) string {
+	if r.Type.Held == nil {
+		return ""
+	}
+	return r.Type.Held(v.obj, v.strategy)
+}
+
+// reportHeld says that a change was recorded without a rollout, and why.
+func (r *Reconciler) reportHeld(ctx context.Context, obj client.Object, names, why string) {
+	skipsTotal.WithLabelValues(skipHeld).Inc()
+	r.event(obj, corev1.EventTypeNormal, ReasonReloadSkipped, "Reload", "Not rolled after a change of %s: %s", names, why)
+	logf.FromContext(ctx).Info("Recorded a change without rolling", "changed", names, "reason", why)
+}
+
 // resumed reports the end of a rollout that spanned several reconciles on
 // the object it created.
 func (r *Reconciler) resumed(ctx context.Context, obj client.Object, res workload.Result) {
 	if res.Created == nil {
+		return
+	}
+	if r.Opts.DryRun {
+		// The dry-run client created nothing: no run, no count, no alert.
+		r.event(obj, corev1.EventTypeNormal, ReasonWouldReload, "Reload", "Would create %s %s because %s changed; --dry-run changed nothing",
+			res.Created.GetObjectKind().GroupVersionKind().Kind, res.Created.GetName(), res.Cause)
+		logf.FromContext(ctx).Info("Would reload workload", "changed", res.Cause)
 		return
 	}
 	if res.Created.GetName() != obj.GetName() {

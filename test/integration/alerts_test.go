@@ -15,8 +15,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
@@ -434,6 +436,50 @@ var _ = Describe("--webhook-url", func() {
 		Eventually(func() string { return stateOf(dep).Recorded }, "10s").ShouldNot(Equal(before.Recorded))
 		Consistently(h.bodies, quiet).Should(HaveLen(1), "posted once it answers, and not again")
 		expectNoRollout(dep, before)
+	})
+
+	It("posts a change once while the API server refuses its record, and records it once allowed", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		h := newHook(http.StatusOK)
+		startRipple("--webhook-url=" + h.URL + "/hook")
+		before := recorded(dep)
+		// An admission policy, as one that lets only a GitOps tool edit.
+		allow := refuse(ns, admissionregistrationv1.Update, "apps", "deployments", func() error {
+			probe := &appsv1.Deployment{}
+			Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(dep), probe)).To(Succeed())
+			return k8s.Update(suiteCtx, probe, client.DryRunAll)
+		})
+
+		setData(cm, "k", "2")
+
+		Eventually(h.bodies, "10s").Should(HaveLen(1))
+		Consistently(h.bodies, 3*time.Second).Should(HaveLen(1), "one change, one POST, however often the record write is retried")
+		allow()
+		Eventually(func() string { return stateOf(dep).Recorded }, "20s").ShouldNot(Equal(before.Recorded), "the change is recorded")
+		Consistently(h.bodies, quiet).Should(HaveLen(1))
+		expectNoRollout(dep, before)
+	})
+
+	It("posts nothing for a finished Job or a suspended CronJob, which would not roll, and records the change", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		setJobStatus(job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		update(cj, func(c *batchv1.CronJob) { c.Spec.Suspend = ptr.To(true) })
+		h := newHook(http.StatusOK)
+		startRipple("--webhook-url=" + h.URL + "/hook")
+		beforeJob, beforeCronJob := expectRecorded(job), expectRecorded(cj)
+
+		setData(cm, "k", "2")
+
+		waitFor(recordOf(job)).ShouldNot(Equal(beforeJob))
+		waitFor(recordOf(cj)).ShouldNot(Equal(beforeCronJob))
+		waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadSkipped: Not rolled after a change of ConfigMap/cfg")))
+		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("ReloadSkipped: Not rolled after a change of ConfigMap/cfg")))
+		Consistently(h.bodies, quiet).Should(BeEmpty(), "neither would roll, as ripple explain says")
 	})
 
 	It("refuses a URL that is not http or https, naming the flag", func() {

@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"net/http"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
@@ -51,6 +54,50 @@ var _ = Describe("--dry-run", func() {
 		Eventually(eventsFor(sts), "10s").Should(ContainElement(HavePrefix("WouldReload: ")))
 		Expect(eventsFor(sts)()).NotTo(ContainElement(HavePrefix("ReloadPaused")))
 		expectNoWrite(sts, before)
+	})
+
+	It("ends no StatefulSet hold that is over and says none ended, reporting the change held", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		sts := createStatefulSet(ns, "sts", map[string]string{annotations.Auto: "true", annotations.PausePeriod: "2s"}, envFromConfigMap("cfg"))
+		first := startRipple()
+		recorded(sts)
+		setData(cm, "k", "2")
+		Eventually(eventsFor(sts), "10s").Should(ContainElement(HavePrefix("ReloadPaused: ")))
+		first.stop()
+		heldAt, err := time.Parse(time.RFC3339, pausedAt(sts)())
+		Expect(err).NotTo(HaveOccurred())
+		waitServerPast(ns, heldAt.Unix()+2)
+
+		dry := startRipple("--dry-run")
+
+		Eventually(eventsFor(sts), "10s").Should(ContainElement(HavePrefix("WouldReload: ")))
+		Consistently(eventsFor(sts), quiet).ShouldNot(ContainElement(HavePrefix("PauseEnded: ")), "--dry-run ended no hold")
+		Expect(string(dry.logs.Contents())).NotTo(ContainSubstring("Ended a pause"))
+		Expect(pausedAt(sts)()).To(Equal(heldAt.Format(time.RFC3339)), "the hold is still there")
+	})
+
+	It("reports a CronJob's Job a real run left to create as one it would create: no alert, no Reloaded, no Job", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", auto, envFromConfigMap("cfg"))
+		live := startRipple()
+		before := expectRecorded(cj)
+		allow := refuseJobs(ns)
+		setData(cm, "k", "2")
+		waitFor(eventsFor(cj)).Should(ContainElement(And(HavePrefix("ReloadFailed: "), ContainSubstring("frozen by the test"))))
+		waitFor(recordOf(cj)).ShouldNot(Equal(before))
+		live.stop()
+		allow()
+		h := newHook(http.StatusOK)
+		alertTo("raw", h.URL+"/hook")
+
+		startRipple("--dry-run")
+
+		waitFor(eventsFor(cj)).Should(ContainElement(HavePrefix("WouldReload: Would create Job nightly-")))
+		Consistently(h.bodies, quiet).Should(BeEmpty(), "--dry-run sends no alert")
+		Expect(eventsFor(cj)()).NotTo(ContainElement(HavePrefix("Reloaded: ")), "--dry-run created no Job")
+		Expect(jobsIn(ns)()).To(BeEmpty())
 	})
 
 	It("rolls nothing it first sees and records nothing on it", func() {
