@@ -204,14 +204,61 @@ func (r *Reconciler) foreignKey(ctx context.Context, v state, rec record, firstL
 	if !firstLook && left > 0 {
 		return outcome{requeue: left}, nil
 	}
+	since, kept, err := r.changedSinceForeign(ctx, v, rec)
+	if err != nil {
+		return outcome{}, err
+	}
 	// A stamp of ripple's newer than the record says what the pods run, as
 	// for a record under its own key written back (podsRunCurrent).
-	if since := writtenSince(v.current, rec.at-clockSlack); len(since) > 0 && !r.podsRunCurrent(v, rec, since) {
+	if len(since) > 0 && !r.podsRunCurrent(v, rec, since) {
 		return r.roll(ctx, v, r.next(v, nil), since, describe(since, nil)+" (since a record under another key)")
 	}
 	skipsTotal.WithLabelValues(skipKeyChanged).Inc()
 	log.Info("Recording the config again: the record's digest key is not known", "keyID", rec.keyID)
-	return r.record(ctx, v, r.next(v, nil))
+	return r.record(ctx, v, r.next(v, kept))
+}
+
+// changedSinceForeign returns the tracked objects that may have changed
+// since a record under an unknown key, whose digests cannot be compared:
+// those whose data was written since (writtenSince) and, read from the
+// names the record lists, those created since (a recreation, or under
+// --reload-on-create a creation) and those deleted since under
+// --reload-on-delete. A creation counts from the second after the record:
+// an object created in the record's second was most likely recorded, as
+// on a first sight, and that cannot be told from the record. A deleted
+// object that rolls nothing stays in the next record as unknownEntry, so
+// that its recreation rolls, as after a rotation. A folded record names no
+// object: the writes alone decide.
+func (r *Reconciler) changedSinceForeign(ctx context.Context, v state, rec record) ([]refs.Ref, map[refs.Ref]string, error) {
+	since := writtenSince(v.current, rec.at-clockSlack)
+	if isFolded(rec.objects) {
+		return since, nil, nil
+	}
+	kept := map[refs.Ref]string{}
+	for ref, entry := range rec.objects {
+		if t, ok := v.current[ref]; ok {
+			if entry == unknownEntry || t.createdAt > rec.at {
+				since = append(since, ref)
+			}
+			continue
+		}
+		why, err := r.missing(ctx, v.obj.GetNamespace(), ref, v.referenced[ref], &v.policy)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case why == deleted && r.Opts.ReloadOnDelete:
+			since = append(since, ref)
+		case why == deleted, why == 0:
+			kept[ref] = unknownEntry
+		}
+	}
+	for ref, t := range v.current {
+		if _, recorded := rec.objects[ref]; !recorded && r.Opts.ReloadOnCreate && t.createdAt > rec.at {
+			since = append(since, ref)
+		}
+	}
+	slices.SortFunc(since, refs.Compare)
+	return slices.Compact(since), kept, nil
 }
 
 // copied handles a record older than the workload: copied with its

@@ -171,4 +171,52 @@ var _ = Describe("The digest key ripple keeps itself", func() {
 		after := expectRolledOnce(dep, before)
 		Expect(keyIDOf(after)).To(Equal(digest.NewKeyed(keyB).KeyID()))
 	})
+
+	// The record under the lost key names its objects: what was created or
+	// deleted since is read from that, as the data writes are from the
+	// objects' own times.
+	DescribeTable("rolls once under a key replaced without keeping the old one, for a change made while ripple was down:",
+		func(flag string, change func(sec *corev1.Secret)) {
+			sec := createSecret(ns, "sec", map[string]string{"k": "1"})
+			createConfigMap(ns, "other", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", auto, volumeSecret("sec"), volumeSecret("new"), volumeConfigMap("other"))
+			first := startRipple(flag, namedKey(map[string][]byte{"key": keyA}))
+			before := recorded(dep)
+			first.stop()
+			waitServerPast(ns, recordedAt(before)+1)
+
+			change(sec)
+			startRipple(flag, namedKey(map[string][]byte{"key": keyB}))
+
+			expectRolledOnce(dep, before)
+		},
+		Entry("a Secret deleted and created again with other data", "--debounce=1s", func(sec *corev1.Secret) {
+			Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+			createSecret(ns, "sec", map[string]string{"k": "2"})
+		}),
+		Entry("a Secret deleted, under --reload-on-delete", "--reload-on-delete", func(sec *corev1.Secret) {
+			Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+		}),
+		Entry("a Secret the workload names created, under --reload-on-create", "--reload-on-create", func(*corev1.Secret) {
+			createSecret(ns, "new", map[string]string{"k": "1"})
+		}),
+	)
+
+	It("rolls once when a Secret deleted before the key was replaced without keeping the old one is created again after it", func() {
+		sec := createSecret(ns, "sec", map[string]string{"k": "1"})
+		createConfigMap(ns, "other", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeSecret("sec"), volumeConfigMap("other"))
+		first := startRipple(namedKey(map[string][]byte{"key": keyA}))
+		before := recorded(dep)
+		Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+		expectNoRollout(dep, before)
+		first.stop()
+
+		startRipple(namedKey(map[string][]byte{"key": keyB}))
+		Eventually(func() string { return keyIDOf(stateOf(dep)) }, 20*time.Second).Should(Equal(digest.NewKeyed(keyB).KeyID()))
+		Expect(stateOf(dep).Recorded).To(ContainSubstring("Secret/sec=unknown"), "the pods still hold data ripple can no longer compare")
+		createSecret(ns, "sec", map[string]string{"k": "2"})
+
+		expectRolledOnce(dep, before)
+	})
 })
