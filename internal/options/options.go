@@ -455,10 +455,13 @@ func csvValues(vals []string) ([]string, error) {
 	return out, nil
 }
 
+// list splits comma-separated values into their non-empty entries, each
+// once.
 func list(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
+		// A namespace named twice would start a second watch of its data.
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}

@@ -451,6 +451,8 @@ func TestNamespaceScope(t *testing.T) {
 			ignored: []string{"kube-system"}, selector: true},
 		{name: "repeated --namespaces add up",
 			args: []string{"--namespaces= a, ,b ", "--namespaces", "c"}, namespaces: []string{"a", "b", "c"}},
+		{name: "a namespace named twice is watched once",
+			args: []string{"--namespaces=a,b,a", "--namespaces=b"}, namespaces: []string{"a", "b"}},
 		{name: "repeated --namespaces-to-ignore add up",
 			args: []string{"--namespaces-to-ignore=a", "--namespaces-to-ignore=b"}, ignored: []string{"a", "b"}},
 		{name: "KUBERNETES_NAMESPACE watches one namespace",
