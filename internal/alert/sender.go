@@ -91,21 +91,28 @@ func (s *Sender) Notify(ctx context.Context, m Message) {
 	}
 }
 
-// NeedLeaderElection is false: only the leader rolls, so only the leader
-// has alerts to send, and a standby's Sender stays idle.
-func (s *Sender) NeedLeaderElection() bool { return false }
+// NeedLeaderElection is true: only the leader rolls, so only the leader
+// has alerts to send. It also makes the manager stop the Sender with the
+// controllers, not before them, so that the alerts of their last
+// reconciles are sent (Start).
+func (s *Sender) NeedLeaderElection() bool { return true }
 
-// Start sends queued alerts until ctx ends; what is still queued then is
-// not sent.
+// Start sends queued alerts until ctx ends, then those queued until the
+// queue stays empty for DrainIdle, for at most DrainFor: the rollouts of
+// reconciles that finish as ripple stops are alerted, and an alert being
+// retried then is still sent.
 func (s *Sender) Start(ctx context.Context) error {
 	log := s.log
 	log.Info("Sending an alert for each rollout", "sink", string(s.cfg.Sink), "webhook", s.Redacted())
+	sendCtx, cancel := DrainContext(ctx)
+	defer cancel()
 	for {
 		select {
 		case <-ctx.Done():
+			Drain(sendCtx, s.queue, func(m Message) { s.send(sendCtx, log, m) })
 			return nil
 		case m := <-s.queue:
-			s.send(ctx, log, m)
+			s.send(sendCtx, log, m)
 		}
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ripple-controller/ripple/internal/alert"
 )
 
 const (
@@ -75,9 +77,8 @@ func protobufConfig(mgr ctrl.Manager) *rest.Config {
 	return cfg
 }
 
-// newRecorder returns the recorder of ripple's Events, writing until ctx
-// ends.
-func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (*recorder, error) {
+// newRecorder returns the recorder of ripple's Events, which mgr runs.
+func newRecorder(mgr ctrl.Manager, w *writes) (*recorder, error) {
 	cl, err := eventsv1client.NewForConfigAndClient(protobufConfig(mgr), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the Events client: %w", err)
@@ -85,9 +86,16 @@ func newRecorder(ctx context.Context, mgr ctrl.Manager, w *writes) (*recorder, e
 	host, _ := os.Hostname()
 	r := &recorder{client: cl.RESTClient(), scheme: mgr.GetScheme(), instance: "ripple-" + host, writes: w,
 		queue: make(chan *eventsv1.Event, eventQueue), log: mgr.GetLogger().WithName("events"), recent: newRecentSet(recentEvents, eventRepeat)}
-	go r.run(ctx)
+	if err := mgr.Add(r); err != nil {
+		return nil, fmt.Errorf("adding the Event recorder: %w", err)
+	}
 	return r, nil
 }
+
+// NeedLeaderElection is true: only the leader reconciles, and the manager
+// stops the recorder with the controllers, not before them, and waits for
+// it, so that the Events of their last reconciles are written (Start).
+func (r *recorder) NeedLeaderElection() bool { return true }
 
 // Eventf queues an Event about regarding, unless it repeats one queued
 // within eventRepeat.
@@ -185,33 +193,34 @@ func repeatKeyOf(ev *eventsv1.Event) repeatKey {
 	return k
 }
 
-// run writes the queued Events until ctx ends.
-func (r *recorder) run(ctx context.Context) {
+// Start writes queued Events until ctx ends, then those queued until the
+// queue stays empty for a while (alert.Drain): the Events of reconciles
+// that finish as ripple stops are written too.
+func (r *recorder) Start(ctx context.Context) error {
+	writeCtx, cancel := alert.DrainContext(ctx)
+	defer cancel()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			alert.Drain(writeCtx, r.queue, func(ev *eventsv1.Event) { r.write(writeCtx, ev) })
+			return nil
 		case ev := <-r.queue:
-			if !r.behind(ctx, ev) {
-				return
-			}
-			r.write(ctx, ev)
+			r.behind(ctx, ev)
+			r.write(writeCtx, ev)
 		}
 	}
 }
 
-// behind waits until no workload write is in flight or ev is eventDelay
-// old; false means ctx ended.
-func (r *recorder) behind(ctx context.Context, ev *eventsv1.Event) bool {
+// behind waits until no workload write is in flight, ev is eventDelay
+// old, or ctx ends.
+func (r *recorder) behind(ctx context.Context, ev *eventsv1.Event) {
 	late := time.NewTimer(time.Until(ev.EventTime.Add(eventDelay)))
 	defer late.Stop()
 	select {
 	case <-r.writes.done():
 	case <-late.C:
 	case <-ctx.Done():
-		return false
 	}
-	return true
 }
 
 // write creates ev, trying again a few times when the API server did not

@@ -63,29 +63,41 @@ func TestRecorder_WritesAnEventOnceTheWorkloadWritesAreDone(t *testing.T) {
 	ctx := t.Context()
 	fresh := &eventsv1.Event{EventTime: metav1.NewMicroTime(time.Now())}
 
-	if !r.behind(ctx, fresh) {
+	goes := func(ev *eventsv1.Event) <-chan struct{} {
+		went := make(chan struct{})
+		go func() {
+			r.behind(ctx, ev)
+			close(went)
+		}()
+		return went
+	}
+	waits := func(went <-chan struct{}) bool {
+		select {
+		case <-went:
+			return false
+		case <-time.After(50 * time.Millisecond):
+			return true
+		}
+	}
+
+	if waits(goes(fresh)) {
 		t.Fatal("with no write in flight the Event waits")
 	}
 
 	w.start()
 	w.start()
-	went := make(chan bool)
-	go func() { went <- r.behind(ctx, fresh) }()
+	went := goes(fresh)
 	w.end()
-	select {
-	case <-went:
+	if !waits(went) {
 		t.Fatal("the Event went while a write was still in flight")
-	case <-time.After(50 * time.Millisecond):
 	}
 	w.end()
-	if !<-went {
-		t.Fatal("the Event did not go once the writes were done")
-	}
+	<-went
 
 	w.start()
 	defer w.end()
 	old := &eventsv1.Event{EventTime: metav1.NewMicroTime(time.Now().Add(-eventDelay))}
-	if !r.behind(ctx, old) {
+	if waits(goes(old)) {
 		t.Fatal("an Event eventDelay old waits behind writes")
 	}
 }

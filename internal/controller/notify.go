@@ -3,10 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -64,28 +62,20 @@ func (r *Reconciler) message(obj client.Object, names string) alert.Message {
 	return alert.Message{Kind: r.Type.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Changed: names}
 }
 
-// postedChanges bounds the changes remembered as posted whose record is not
-// written yet (postInstead), and postedFor how long one is remembered.
-const (
-	postedChanges = 4096
-	postedFor     = 24 * time.Hour
-)
-
-// postedKey is a change posted to the webhook: the workload and the digest
-// of the config it tracks.
-type postedKey struct {
-	uid    types.UID
-	digest string
-}
+// postedChanges bounds the workloads remembered with the last change posted
+// for them whose record is not written yet (postInstead).
+const postedChanges = 4096
 
 // postInstead is --webhook-url mode's rollout: the change goes to the
 // webhook, and only then into the record. A failed POST records nothing and
 // returns the error, so that the workqueue retries with backoff and no
 // change is lost. A record write refused after the POST (an admission
-// policy, say) is retried without posting again: the POSTs of a workload
-// whose record cannot be written would otherwise go on for good, each one
-// a redeploy to the receiver. Only a restart in between posts it again: the
-// webhook hears of each change at least once.
+// policy, say) is retried without posting again while the workload's
+// config stays the one posted last: the POSTs of a workload whose record
+// cannot be written would otherwise go on for good, each one a redeploy to
+// the receiver. Only a restart, or more than postedChanges workloads
+// waiting so, posts it again: the webhook hears of each change at least
+// once.
 func (r *Reconciler) postInstead(ctx context.Context, v state, next record, names string) (outcome, error) {
 	if why := r.held(v); why != "" {
 		out, err := r.record(ctx, v, next)
@@ -95,24 +85,23 @@ func (r *Reconciler) postInstead(ctx context.Context, v state, next record, name
 		}
 		return out, err
 	}
-	key := postedKey{uid: v.obj.GetUID(), digest: workloadDigest(r.Keyed, v.current)}
-	if r.posted.first(key, r.now()) {
+	config := workloadDigest(r.Keyed, v.current)
+	if last, ok := r.posted.Get(v.obj.GetUID()); !ok || last != config {
 		if err := r.post(ctx, v, names); err != nil {
-			r.posted.forget(key)
 			return outcome{}, err
 		}
+		r.posted.Add(v.obj.GetUID(), config)
 	}
 	recorded, err := r.recordAfter(ctx, v, next)
 	if err != nil {
 		return outcome{}, err
 	}
-	r.posted.forget(key)
+	r.posted.Remove(v.obj.GetUID())
 	skipsTotal.WithLabelValues(skipWebhook).Inc()
-	r.event(v.obj, corev1.EventTypeNormal, ReasonWebhookSent, "Webhook", "Posted the change of %s to the webhook instead of rolling", names)
-	logf.FromContext(ctx).Info("Posted a change to the webhook instead of rolling", "changed", names, "webhook", r.Webhook.Redacted())
 	return outcome{recorded: true, endedHold: recorded.endedHold}, nil
 }
 
+// post sends the change to the webhook and says so.
 func (r *Reconciler) post(ctx context.Context, v state, names string) error {
 	body, err := alert.WebhookBody(r.message(v.obj, names))
 	if err != nil {
@@ -122,5 +111,7 @@ func (r *Reconciler) post(ctx context.Context, v state, names string) error {
 		r.event(v.obj, corev1.EventTypeWarning, ReasonWebhookFailed, "Webhook", "Posting the change of %s to the webhook failed: %v", names, err)
 		return fmt.Errorf("posting the change of %s to --webhook-url: %w", names, err)
 	}
+	r.event(v.obj, corev1.EventTypeNormal, ReasonWebhookSent, "Webhook", "Posted the change of %s to the webhook instead of rolling", names)
+	logf.FromContext(ctx).Info("Posted a change to the webhook instead of rolling", "changed", names, "webhook", r.Webhook.Redacted())
 	return nil
 }

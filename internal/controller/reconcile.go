@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -60,9 +61,10 @@ type Reconciler struct {
 	// logged holds the log lines about a user's mistake written lately
 	// (logFirst).
 	logged *recentSet
-	// posted holds the changes posted to --webhook-url whose record is not
-	// written yet (postInstead).
-	posted  *recentSet
+	// posted holds, by UID, the workload digest last posted to
+	// --webhook-url for workloads whose record is not written yet
+	// (postInstead).
+	posted  *lru.Cache
 	optedIn *optedIn
 	// now tells the API server's time, which timestamps on objects use.
 	now func() time.Time
@@ -569,6 +571,9 @@ func (r *Reconciler) refreshInstead(ctx context.Context, v state, next record, c
 	return out, true, err
 }
 
+// rolloutWriteTimeout bounds the writes of one rollout.
+const rolloutWriteTimeout = 10 * time.Second
+
 // roll writes a rollout for the changed objects, named by names, through
 // the workload's strategies; a pause period may hold it. With --webhook-url
 // it posts the change instead.
@@ -607,7 +612,12 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 		ch.Env = r.envVars(v, changed, st)
 	}
 	scheduled := r.scheduledRestart(v, ch.Strategy)
-	res, err := r.Type.Rollout(ctx, r.Client, v.obj, ch)
+	// A rollout begun is written to the end, also as ripple stops: a write
+	// cut off by the stop may still have been applied, and was reported as
+	// failed, with no Reloaded Event for the rollout it made.
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rolloutWriteTimeout)
+	defer cancel()
+	res, err := r.Type.Rollout(writeCtx, r.Client, v.obj, ch)
 	// An error after the rollout created its object (a CronJob's Job whose
 	// run annotation stayed) is retried, but the run went: it is reported.
 	failed := err != nil && res.Created == nil

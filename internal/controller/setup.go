@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/lru"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -65,7 +66,7 @@ func (stopWith) NeedLeaderElection() bool { return false }
 
 func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
 	w := newWrites()
-	recorder, err := newRecorder(ctx, mgr, w)
+	recorder, err := newRecorder(mgr, w)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		}
 		r := &Reconciler{Client: workloadClient(jobReader(mgr, opts, configReads{Client: patches, caches: caches}), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
-			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), logged: newRecentSet(loggedLines, eventRepeat), posted: newRecentSet(postedChanges, postedFor), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
+			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), logged: newRecentSet(loggedLines, eventRepeat), posted: lru.New(postedChanges), optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
 		}

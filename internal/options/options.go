@@ -273,11 +273,11 @@ func (p *Parser) Options() (Options, error) {
 // else POD_NAMESPACE, places the Lease.
 func (p *Parser) scope(o *Options) {
 	r := p.raw
-	o.Namespaces = list(strings.Join(r.namespaces, ","))
+	o.Namespaces = namespaceList(r.namespaces)
 	if ns := strings.TrimSpace(p.getenv(EnvWatchNamespace)); len(o.Namespaces) == 0 && ns != "" {
 		o.Namespaces = []string{ns}
 	}
-	o.NamespacesToIgnore = list(strings.Join(r.namespacesToIgnore, ","))
+	o.NamespacesToIgnore = namespaceList(r.namespacesToIgnore)
 	if len(o.Namespaces) > 0 {
 		if len(o.NamespacesToIgnore) > 0 {
 			o.Dropped = append(o.Dropped, "namespaces-to-ignore")
@@ -455,14 +455,24 @@ func csvValues(vals []string) ([]string, error) {
 	return out, nil
 }
 
-// list splits comma-separated values into their non-empty entries, each
-// once.
+// list splits comma-separated values into their non-empty entries.
 func list(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
-		// A namespace named twice would start a second watch of its data.
-		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
+		if v = strings.TrimSpace(v); v != "" {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// namespaceList is list for namespaces, each once: a namespace named twice
+// would start a second watch of its data.
+func namespaceList(vals []string) []string {
+	var out []string
+	for _, ns := range list(strings.Join(vals, ",")) {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
 		}
 	}
 	return out

@@ -277,6 +277,8 @@ func TestParseSelector(t *testing.T) {
 			noMatch: []labels.Set{{"team": "x", "env": "prod"}, {"team": "x", "reload": "1"}, {"env": "prod", "reload": "1"}}},
 		{in: "team!=x", match: []labels.Set{{"team": "y"}, {}}, noMatch: []labels.Set{{"team": "x"}}},
 		{in: "env in (prod, staging)", match: []labels.Set{{"env": "staging"}}, noMatch: []labels.Set{{"env": "dev"}}},
+		{in: "app in (web,api,db),tier in (front,api,back)", match: []labels.Set{{"app": "db", "tier": "api"}},
+			noMatch: []labels.Set{{"app": "db", "tier": "mid"}}},
 		{in: "!team", match: []labels.Set{{}}, noMatch: []labels.Set{{"team": "x"}}},
 		{in: "team:*", match: []labels.Set{{"team": "x"}, {"team": ""}}, noMatch: []labels.Set{{"other": "x"}, {}}},
 		{in: "example.com/team:*", match: []labels.Set{{"example.com/team": "x"}}, noMatch: []labels.Set{{"team": "x"}}},

@@ -266,6 +266,24 @@ var _ = Describe("Alerts on rollouts", func() {
 		}),
 	)
 
+	It("sends the alert of a rollout that it is still retrying when ripple stops", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		h := newHook(http.StatusServiceUnavailable)
+		alertTo("raw", h.URL+"/hook")
+		r := startRipple()
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, before)
+		Eventually(h.requestCount, "10s").Should(BeNumerically(">=", 1), "the first try is refused")
+		h.status.Store(http.StatusOK)
+		r.stop()
+
+		Expect(h.bodies()).To(HaveLen(1), "sent before ripple stopped")
+	})
+
 	It("posts no text a CronJob's editor wrote into its run mark: the run is alerted as a change of its config", func() {
 		ns := newBatchNamespace()
 		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
@@ -438,7 +456,7 @@ var _ = Describe("--webhook-url", func() {
 		expectNoRollout(dep, before)
 	})
 
-	It("posts a change once while the API server refuses its record, and records it once allowed", func() {
+	It("posts each change once while the API server refuses its record, a change back to an earlier config too, and records it once allowed", func() {
 		ns := newNamespace(nil)
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
@@ -456,9 +474,13 @@ var _ = Describe("--webhook-url", func() {
 
 		Eventually(h.bodies, "10s").Should(HaveLen(1))
 		Consistently(h.bodies, 3*time.Second).Should(HaveLen(1), "one change, one POST, however often the record write is retried")
+		setData(cm, "k", "3")
+		Eventually(h.bodies, "10s").Should(HaveLen(2))
+		setData(cm, "k", "2")
+		Eventually(h.bodies, "10s").Should(HaveLen(3), "the receiver last heard of k=3")
 		allow()
 		Eventually(func() string { return stateOf(dep).Recorded }, "20s").ShouldNot(Equal(before.Recorded), "the change is recorded")
-		Consistently(h.bodies, quiet).Should(HaveLen(1))
+		Consistently(h.bodies, quiet).Should(HaveLen(3))
 		expectNoRollout(dep, before)
 	})
 
