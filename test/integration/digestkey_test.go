@@ -123,23 +123,27 @@ var _ = Describe("The digest key ripple keeps itself", func() {
 		Expect(keyIDOf(after)).To(Equal(digest.NewKeyed(keyB).KeyID()), "recorded again under the new key")
 	})
 
-	It("rolls once when a Secret deleted before a key rotation is created again after it, whatever its data", func() {
-		sec := createSecret(ns, "sec", map[string]string{"k": "1"})
-		createConfigMap(ns, "other", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", auto, volumeSecret("sec"), volumeConfigMap("other"))
-		first := startRipple(namedKey(map[string][]byte{"key": keyA}))
-		before := recorded(dep)
-		Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
-		expectNoRollout(dep, before)
-		first.stop()
+	DescribeTable("rolls once when a Secret deleted before the key changed is created again after it, whatever its data,",
+		func(next map[string][]byte, entry string) {
+			sec := createSecret(ns, "sec", map[string]string{"k": "1"})
+			createConfigMap(ns, "other", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", auto, volumeSecret("sec"), volumeConfigMap("other"))
+			first := startRipple(namedKey(map[string][]byte{"key": keyA}))
+			before := recorded(dep)
+			Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
+			expectNoRollout(dep, before)
+			first.stop()
 
-		startRipple(namedKey(map[string][]byte{"key": keyB, "previous": keyA}))
-		Eventually(func() string { return keyIDOf(stateOf(dep)) }, 20*time.Second).Should(Equal(digest.NewKeyed(keyB).KeyID()))
-		Expect(stateOf(dep).Recorded).To(ContainSubstring("Secret/sec="), "the pods still hold its data")
-		createSecret(ns, "sec", map[string]string{"k": "2"})
+			startRipple(namedKey(next))
+			Eventually(func() string { return keyIDOf(stateOf(dep)) }, 20*time.Second).Should(Equal(digest.NewKeyed(keyB).KeyID()))
+			Expect(stateOf(dep).Recorded).To(ContainSubstring(entry), "the pods still hold its data")
+			createSecret(ns, "sec", map[string]string{"k": "2"})
 
-		expectRolledOnce(dep, before)
-	})
+			expectRolledOnce(dep, before)
+		},
+		Entry("rotated, the old key kept as previous", map[string][]byte{"key": keyB, "previous": keyA}, "Secret/sec="),
+		Entry("replaced, the old key lost: an entry that equals no digest", map[string][]byte{"key": keyB}, "Secret/sec=unknown"),
+	)
 
 	It("rolls each change once while an old replica with the old key and a new one with the new key run side by side", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
@@ -201,22 +205,4 @@ var _ = Describe("The digest key ripple keeps itself", func() {
 			createSecret(ns, "new", map[string]string{"k": "1"})
 		}),
 	)
-
-	It("rolls once when a Secret deleted before the key was replaced without keeping the old one is created again after it", func() {
-		sec := createSecret(ns, "sec", map[string]string{"k": "1"})
-		createConfigMap(ns, "other", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", auto, volumeSecret("sec"), volumeConfigMap("other"))
-		first := startRipple(namedKey(map[string][]byte{"key": keyA}))
-		before := recorded(dep)
-		Expect(k8s.Delete(suiteCtx, sec)).To(Succeed())
-		expectNoRollout(dep, before)
-		first.stop()
-
-		startRipple(namedKey(map[string][]byte{"key": keyB}))
-		Eventually(func() string { return keyIDOf(stateOf(dep)) }, 20*time.Second).Should(Equal(digest.NewKeyed(keyB).KeyID()))
-		Expect(stateOf(dep).Recorded).To(ContainSubstring("Secret/sec=unknown"), "the pods still hold data ripple can no longer compare")
-		createSecret(ns, "sec", map[string]string{"k": "2"})
-
-		expectRolledOnce(dep, before)
-	})
 })
