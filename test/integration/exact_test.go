@@ -525,6 +525,70 @@ func neverLosingAChange() {
 
 		Consistently(before.Rollouts, quiet).Should(Equal(1), "only the user's own template edit rolls")
 	})
+
+	DescribeTable("rolls once for a ConfigMap that became tracked and then changed, both while ripple was down,",
+		func(flag string, untracked, tracked func(*corev1.ConfigMap)) {
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			update(cm, untracked)
+			// Older than the record: an object created around it counts as
+			// created, and rolls for a later write anyway.
+			waitServerPast(ns, lastWrite(cm)+1)
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+			first := startRipple(flag)
+			before := recorded(dep)
+			first.stop()
+
+			waitServerPast(ns, recordedAt(before))
+			update(cm, tracked)
+			setData(cm, "k", "2")
+			startRipple(flag)
+
+			expectRolledOnce(dep, before)
+		},
+		Entry("a label under --resource-label-selector", "--resource-label-selector=reload=yes",
+			func(*corev1.ConfigMap) {},
+			func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} }),
+		Entry("an ignore annotation removed", "--debounce=1s",
+			func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} },
+			func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) }),
+	)
+
+	DescribeTable("rolls for a ConfigMap the workload started to use while ripple was down only if it changed after that,",
+		func(changedAfter bool) {
+			createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			other := createConfigMap(ns, "other", map[string]string{"k": "1"})
+			waitServerPast(ns, lastWrite(other)+1)
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+			first := startRipple()
+			before := recorded(dep)
+			first.stop()
+
+			waitServerPast(ns, recordedAt(before))
+			if !changedAfter {
+				setData(other, "k", "2")
+				waitServerPast(ns, lastWrite(other))
+			}
+			update(dep, func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: "other", VolumeSource: corev1.VolumeSource{
+					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "other"}}}})
+			})
+			if changedAfter {
+				waitServerPast(ns, lastWrite(dep))
+				setData(other, "k", "2")
+			}
+			startRipple()
+
+			Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/other="))
+			want := 1 // the user's own template edit
+			if changedAfter {
+				want = 2
+			}
+			Eventually(before.Rollouts, 10*time.Second).Should(Equal(want))
+			Consistently(before.Rollouts, quiet).Should(Equal(want))
+		},
+		Entry("changed before: the pods the edit started read it", false),
+		Entry("changed after: they read the old data", true),
+	)
 }
 
 var _ = Describe("A reload list that matches thousands of objects", func() {
