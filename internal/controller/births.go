@@ -137,21 +137,17 @@ func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta
 // changedSinceTrackable reports whether the data of an object that may
 // have become tracked on its own side (births.trackable) differs from its
 // data then. Compacted away or unreadable, its managed fields tell whether
-// it was written in a later second. seen is false when ripple did not see
-// it become tracked (it was down then, or that was long ago).
-func (d *digests) changedSinceTrackable(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum) (changed, seen bool, err error) {
+// it was written in a later second.
+func (d *digests) changedSinceTrackable(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum) (bool, error) {
 	then, ok := d.born.trackableAt(meta.GetUID())
-	if !ok {
-		return false, false, nil
-	}
-	if then.version == cur.version {
-		return false, true, nil
+	if !ok || then.version == cur.version {
+		return false, nil
 	}
 	first, found, err := d.versionAt(ctx, kind, meta, then.version)
 	if err != nil || !found {
-		return cur.dataWrittenAt > then.seen.Unix(), true, nil //nolint:nilerr // the fallback is the answer
+		return cur.dataWrittenAt > then.seen.Unix(), nil //nolint:nilerr // the fallback is the answer
 	}
-	return first.sum != cur.sum, true, nil
+	return first.sum != cur.sum, nil
 }
 
 // rewritten reports whether the object's managed fields show its data

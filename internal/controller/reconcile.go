@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -427,7 +426,7 @@ func changedKeys(rec record, current map[refs.Ref]tracked, causes []refs.Ref, ke
 // the tracked objects now.
 func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed digest.Keyed) (map[refs.Ref]change, error) {
 	if isFolded(rec.objects) {
-		return r.creationsChanged(ctx, v, rec, foldedDiff(rec, v.current, keyed.Short))
+		return r.creationsChanged(ctx, v, foldedDiff(rec, v.current, keyed.Short))
 	}
 	missing := map[refs.Ref]change{}
 	for ref := range rec.objects {
@@ -440,13 +439,13 @@ func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed dig
 		}
 		missing[ref] = why
 	}
-	return r.creationsChanged(ctx, v, rec, diff(rec, v.current, keyed.Short, missing))
+	return r.creationsChanged(ctx, v, diff(rec, v.current, keyed.Short, missing))
 }
 
 // creationsChanged turns the creations of objects whose data changed since,
 // and the objects newly tracked whose data changed since they may have
 // become tracked on their own side, into changes that roll.
-func (r *Reconciler) creationsChanged(ctx context.Context, v state, rec record, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
+func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
 	out := make(map[refs.Ref]change, len(changes))
 	for ref, c := range changes {
 		out[ref] = c
@@ -457,7 +456,7 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, rec record, 
 		case c == created && !r.Opts.ReloadOnCreate:
 			changed, err = r.digests.changedSinceCreation(ctx, ref.Kind, t.meta, t.version)
 		case c == newlyTracked:
-			changed, err = r.trackedChanged(ctx, v, rec, ref.Kind, t)
+			changed, err = r.digests.changedSinceTrackable(ctx, ref.Kind, t.meta, t.version)
 		default:
 			continue
 		}
@@ -469,40 +468,6 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, rec record, 
 		}
 	}
 	return out, nil
-}
-
-// trackedChanged reports whether an object the record does not name,
-// created before it, changed since it became tracked. Unless ripple saw it
-// become tracked, its data written after both the record and the
-// workload's last spec write by another writer than ripple came after the
-// pods started, tracked or not (a label under --resource-label-selector or
-// an ignore annotation removed while ripple was down, then a change); one
-// written before that spec write is what the pods the write started read.
-func (r *Reconciler) trackedChanged(ctx context.Context, v state, rec record, kind refs.Kind, t tracked) (bool, error) {
-	changed, seen, err := r.digests.changedSinceTrackable(ctx, kind, t.meta, t.version)
-	if err != nil || seen || t.version.dataWrittenAt <= rec.at {
-		return changed, err
-	}
-	spec, err := r.specWrittenAt(ctx, v.obj)
-	return t.version.dataWrittenAt > spec, err
-}
-
-// specWrittenAt is the API server second another writer than ripple last
-// wrote the workload's spec, from its managed fields, which the cache
-// drops: a live read of its metadata.
-func (r *Reconciler) specWrittenAt(ctx context.Context, obj client.Object) (int64, error) {
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(r.Type.GroupVersion.WithKind(r.Type.Kind))
-	if err := r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), meta); err != nil {
-		return 0, fmt.Errorf("reading the managed fields of %s %s: %w", r.Type.Kind, obj.GetName(), err)
-	}
-	var at int64
-	for _, mf := range meta.ManagedFields {
-		if mf.Manager != workload.FieldOwner && mf.Subresource == "" && mf.Time != nil && ownsTop(mf, "f:spec") {
-			at = max(at, mf.Time.Unix())
-		}
-	}
-	return at, nil
 }
 
 // kept returns the recorded entries of objects missing now that stay in
