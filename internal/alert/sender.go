@@ -60,6 +60,9 @@ type Sender struct {
 	poster *Poster
 	queue  chan Message
 	log    logr.Logger
+	// Settled, when set, tells when no rollout write is in flight: at a
+	// stop, the alerts of those still being written are waited for.
+	Settled Settled
 
 	attempts int
 	backoff  time.Duration
@@ -109,7 +112,7 @@ func (s *Sender) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			Drain(sendCtx, s.queue, func(m Message) { s.send(sendCtx, log, m) })
+			Drain(sendCtx, s.queue, s.Settled, func(m Message) { s.send(sendCtx, log, m) })
 			return nil
 		case m := <-s.queue:
 			s.send(sendCtx, log, m)

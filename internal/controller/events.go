@@ -202,7 +202,7 @@ func (r *recorder) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			alert.Drain(writeCtx, r.queue, func(ev *eventsv1.Event) { r.write(writeCtx, ev) })
+			alert.Drain(writeCtx, r.queue, r.writes.done, func(ev *eventsv1.Event) { r.write(writeCtx, ev) })
 			return nil
 		case ev := <-r.queue:
 			r.behind(ctx, ev)

@@ -26,11 +26,13 @@ type Notifier interface {
 }
 
 // notifiers builds what opts ask for around rollouts: the alert Sender,
-// run by mgr, and the --webhook-url Poster. Either may be nil.
-func notifiers(mgr ctrl.Manager, opts *options.Options) (Notifier, *alert.Poster, error) {
+// run by mgr, which waits for the rollout writes w counts when ripple
+// stops, and the --webhook-url Poster. Either may be nil.
+func notifiers(mgr ctrl.Manager, opts *options.Options, w *writes) (Notifier, *alert.Poster, error) {
 	var alerts Notifier
 	if opts.Alerts != nil {
 		s := alert.NewSender(*opts.Alerts, mgr.GetLogger().WithName("alerts"))
+		s.Settled = w.done
 		if err := mgr.Add(s); err != nil {
 			return nil, nil, fmt.Errorf("adding the alert sender: %w", err)
 		}

@@ -85,7 +85,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if csi != nil {
 		config = append(config, csi)
 	}
-	alerts, webhook, err := notifiers(mgr, opts)
+	alerts, webhook, err := notifiers(mgr, opts, w)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,67 @@
+package alert
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestDrain_SendsWhatReconcilesQueueUntilTheyAreDone(t *testing.T) {
+	tests := []struct {
+		name string
+		// queued before the stop, and queued after a write of late.
+		queued []int
+		late   time.Duration
+		want   []int
+	}{
+		{name: "nothing queued: returns after the idle spell", want: nil},
+		{name: "queued before the stop: all sent", queued: []int{1, 2, 3}, want: []int{1, 2, 3}},
+		{name: "queued by a write that ends after the idle spell: sent", late: 3 * DrainIdle, want: []int{9}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			queue := make(chan int, 10)
+			for _, i := range tt.queued {
+				queue <- i
+			}
+			var settled Settled
+			if tt.late > 0 {
+				writing := make(chan struct{})
+				settled = func() <-chan struct{} { return writing }
+				time.AfterFunc(tt.late, func() {
+					queue <- 9
+					close(writing)
+				})
+			}
+			stopped, stop := context.WithCancel(t.Context())
+			stop()
+			ctx, cancel := DrainContext(stopped)
+			defer cancel()
+			var got []int
+			Drain(ctx, queue, settled, func(i int) { got = append(got, i) })
+			if len(got) != len(tt.want) {
+				t.Fatalf("sent %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("sent %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestDrainContext_EndsDrainForAfterTheStop(t *testing.T) {
+	stopped, stop := context.WithCancel(t.Context())
+	ctx, cancel := DrainContext(stopped)
+	defer cancel()
+	stop()
+	if ctx.Err() != nil {
+		t.Fatal("the drain context ended with the stop")
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(DrainFor + time.Second):
+		t.Fatal("the drain context outlived DrainFor")
+	}
+}
