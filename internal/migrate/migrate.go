@@ -126,8 +126,8 @@ func (m *mapper) note(format string, args ...any) {
 	m.res.Notes = append(m.res.Notes, fmt.Sprintf(format, args...))
 }
 
-// drop reports a setting as not carried over. why never holds the value:
-// it may be a secret.
+// drop reports a setting as not carried over. why never holds a value
+// that may be a secret, such as an environment variable's.
 func (m *mapper) drop(p path, why string) {
 	m.used[p.String()] = true
 	m.res.Dropped = append(m.res.Dropped, p.String()+": "+why)

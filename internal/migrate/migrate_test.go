@@ -314,6 +314,49 @@ func TestValuesNotesASelectorReloaderReadOtherwise(t *testing.T) {
 	}
 }
 
+// A selector ripple refuses to start with, carried over, would keep it from
+// starting: it is dropped instead, with what Reloader made of it, which
+// selects what Reloader did.
+func TestValuesDropsASelectorRippleRefuses(t *testing.T) {
+	tests := []struct {
+		name, in string
+		// dropped is the setting dropped, and theirs what the reason says
+		// Reloader read it as.
+		dropped, theirs string
+	}{
+		{"a namespace selector with two colons", "reloader: {namespaceSelector: 'team:platform:eu'}", "reloader.namespaceSelector", `"team=platform"`},
+		// Reloader's chart quotes it: Reloader took the list as one term.
+		{"a namespace selector list with two colons", "reloader: {namespaceSelector: 'team:platform:eu,env:prod'}", "reloader.namespaceSelector", `"team=platform"`},
+		{"a resource selector with two colons", "reloader: {resourceLabelSelector: 'reload:true:x'}", "reloader.resourceLabelSelector", `"reload=true"`},
+		// Unquoted, it reached Reloader as a list of terms, each read alone.
+		{"a resource selector list with two colons", "reloader: {resourceLabelSelector: 'reload:true:x,team:a'}", "reloader.resourceLabelSelector", `"reload=true,team=a"`},
+		{"a resource selector that is no selector", "reloader: {resourceLabelSelector: 'a b'}", "reloader.resourceLabelSelector", "as Reloader did"},
+		{"a valid resource selector", "reloader: {resourceLabelSelector: 'reload:true'}", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Values([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dropped []string
+			for _, d := range res.Dropped {
+				if strings.Contains(d, "Selector: ripple refuses it at start") && strings.Contains(d, tt.theirs) {
+					dropped = append(dropped, d[:strings.Index(d, ": ")])
+				}
+			}
+			if want := []string{tt.dropped}; tt.dropped != "" && !slices.Equal(dropped, want) || tt.dropped == "" && dropped != nil {
+				t.Errorf("dropped %q, want %q: %q", dropped, tt.dropped, res.Dropped)
+			}
+			_, nsCarried := res.Values["namespaceSelector"]
+			_, resourceCarried := res.Values["resourceLabelSelector"]
+			if tt.dropped != "" && (nsCarried || resourceCarried) {
+				t.Errorf("a selector ripple refuses is carried over: %v", res.Values)
+			}
+		})
+	}
+}
+
 // A name Reloader's objects took, carried over, makes ripple's take it
 // too: beside a running Reloader in its namespace, Helm refuses them, and
 // the migration says so.

@@ -70,8 +70,11 @@ func (m *mapper) settings() {
 	m.carryName(at("fullnameOverride"), at("fullnameOverride"), "ripple's Deployment and ServiceAccount")
 	m.carry(at("image.pullPolicy"), at("image.pullPolicy"))
 	m.pullSecrets()
-	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "resourceLabelSelector", "pprofAddr"} {
+	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "pprofAddr"} {
 		m.carry(path{"reloader", k}, path{k})
+	}
+	if v, ok := m.changed(at("reloader.resourceLabelSelector")); ok && !m.refusedSelector(at("reloader.resourceLabelSelector"), v, false) {
+		m.set(at("resourceLabelSelector"), v)
 	}
 	m.carry(at("reloader.enablePProf"), at("enablePprof"))
 	m.carry(at("reloader.enableCSIIntegration"), at("csiIntegration"))
@@ -252,13 +255,46 @@ func (m *mapper) namespaces() (ownNamespace bool) {
 		raw, _ := m.get(ignoreNamespaces)
 		m.untrimmed(raw)
 	}
-	if hasSelector {
+	if hasSelector && !m.refusedSelector(namespaceSelector, selector, true) {
 		m.set(at("namespaceSelector"), selector)
 		if v, ok := selector.(string); ok {
 			m.selectorRead(v)
 		}
 	}
 	return false
+}
+
+// refusedSelector drops a selector ripple refuses to start with, which
+// Reloader took: carried over, it would keep ripple from starting at all.
+// Reloader's chart quotes namespaceSelector, so Reloader took it as one
+// term, and passes resourceLabelSelector as it is, a line of CSV terms.
+func (m *mapper) refusedSelector(p path, v any, quoted bool) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	_, refused := options.ParseSelector(s)
+	if refused == nil {
+		return false
+	}
+	terms := []string{s}
+	if !quoted {
+		var err error
+		if terms, err = csv.NewReader(strings.NewReader(s)).Read(); err != nil {
+			m.drop(p, "ripple refuses it at start, as Reloader did (it is no line of comma-separated terms)")
+			return true
+		}
+	}
+	for i, t := range terms {
+		terms[i] = reloaderSelector(t)
+	}
+	theirs := strings.Join(terms, ",")
+	if _, err := labels.Parse(theirs); err != nil {
+		m.drop(p, fmt.Sprintf("ripple refuses it at start, as Reloader did (it read it as %q, no label selector)", theirs))
+		return true
+	}
+	m.drop(p, fmt.Sprintf("ripple refuses it at start (%v), where Reloader read it as %q: set that to select what Reloader did", refused, theirs))
+	return true
 }
 
 // selectorRead notes a namespaceSelector that Reloader read otherwise than
