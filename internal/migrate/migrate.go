@@ -16,6 +16,11 @@ const reloaderImage = "stakater/reloader"
 // MaxInput bounds the values file read: Reloader's own is about 10 KiB.
 const MaxInput = 1 << 20
 
+// MaxDepth bounds the nesting of maps and lists in the values file: the
+// deepest of Reloader's settings, an affinity, nests about ten. Deeper
+// input would cost time, memory and output growing with its square.
+const MaxDepth = 64
+
 var (
 	// ErrUsage is returned for a command line migrate-values cannot run.
 	ErrUsage = errors.New("usage: ripple migrate-values FILE (or - for standard input)")
@@ -41,6 +46,9 @@ func Values(in []byte) (Result, error) {
 	var src map[string]any
 	if err := yaml.Unmarshal(in, &src); err != nil {
 		return Result{}, fmt.Errorf("reading the values as a YAML map: %w", err)
+	}
+	if tooDeep(src, MaxDepth) {
+		return Result{}, fmt.Errorf("the values nest maps or lists more than %d deep, more than any chart's values", MaxDepth)
 	}
 	if err := unknownKeys(src); err != nil {
 		return Result{}, err
@@ -199,6 +207,31 @@ func leaves(v any, prefix path) []path {
 		out = append(out, leaves(child, prefix.child(k))...)
 	}
 	return out
+}
+
+// tooDeep reports whether v nests maps or lists more than limit deep. It
+// stops at the limit, so that its own cost stays bounded.
+func tooDeep(v any, limit int) bool {
+	var children []any
+	switch t := v.(type) {
+	case map[string]any:
+		for _, c := range t {
+			children = append(children, c)
+		}
+	case []any:
+		children = t
+	default:
+		return false
+	}
+	if limit == 0 {
+		return true
+	}
+	for _, c := range children {
+		if tooDeep(c, limit-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // empty is Helm's notion: a value its templates treat as not set.

@@ -268,6 +268,8 @@ func TestValuesRefusesBadInputWithAClearError(t *testing.T) {
 		{"not YAML", "reloader: [unclosed", "reading the values as a YAML map"},
 		{"not a map", "- a\n- b\n", "reading the values as a YAML map"},
 		{"too big", "x: " + strings.Repeat("a", MaxInput), "over 1048576 bytes"},
+		{"nested too deep under a setting", "reloader: {deployment: {affinity: " + strings.Repeat("{a: ", 9000) + "1" + strings.Repeat("}", 9000) + "}}", "more than 64 deep"},
+		{"lists nested too deep", "x: " + strings.Repeat("[", 65) + strings.Repeat("]", 65), "more than 64 deep"},
 		{"unknown keys", "reloader: {shiny: {new: 1}, enableHA: true}\nfoo: 1", "not settings of stakater/Reloader's chart (a typo, or another chart's values?): foo, reloader.shiny.new"},
 		{"ripple's own values", "replicas: 2\nwatchNamespaces: [a]", "not settings of stakater/Reloader's chart (a typo, or another chart's values?): replicas, watchNamespaces"},
 		// Helm reads the key as written: it sets no enableHA.
