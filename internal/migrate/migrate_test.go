@@ -438,15 +438,22 @@ func TestValuesNotesAnnotationNamesRippleRefuses(t *testing.T) {
 	tests := []struct {
 		in    string
 		noted bool
+		// env is the environment migrate-values runs in, which must not
+		// change its output.
+		env map[string]string
 	}{
-		{"reloader: {custom_annotations: {configmap: reload, secret: reload}}", true},
-		{"reloader: {custom_annotations: {auto: 'not a name!'}}", true},
-		{"reloader: {custom_annotations: {pauseTime: deployment.reloader.stakater.com/pause-period}}", true},
-		{"reloader: {custom_annotations: {configmap: cm-reload, secret: secret-reload}}", false},
-		{"reloader: {}", false},
+		{"reloader: {custom_annotations: {configmap: reload, secret: reload}}", true, nil},
+		{"reloader: {custom_annotations: {auto: 'not a name!'}}", true, nil},
+		{"reloader: {custom_annotations: {pauseTime: deployment.reloader.stakater.com/pause-period}}", true, nil},
+		{"reloader: {custom_annotations: {configmap: cm-reload, secret: secret-reload}}", false, nil},
+		{"reloader: {}", false, nil},
+		{"reloader: {custom_annotations: {configmap: cm-reload}}", false, map[string]string{"ALERT_ON_RELOAD": "true", "KUBERNETES_NAMESPACE": "a b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
 			res, err := Values([]byte(tt.in))
 			if err != nil {
 				t.Fatal(err)

@@ -447,7 +447,8 @@ func (m *mapper) annotations() {
 // for two annotations, say), which Reloader took.
 func (m *mapper) refusedAnnotations(flags []string) {
 	fs := pflag.NewFlagSet("annotations", pflag.ContinueOnError)
-	p := options.NewParser(fs)
+	// The flags alone: not the variables of the shell migrate-values runs in.
+	p := options.NewParserEnv(fs, func(string) string { return "" })
 	err := fs.Parse(flags)
 	if err == nil {
 		_, err = p.Options()

@@ -132,7 +132,14 @@ type Parser struct {
 
 // NewParser returns a Parser whose flags are bound to fs.
 func NewParser(fs *pflag.FlagSet) *Parser {
-	p := &Parser{getenv: os.Getenv}
+	return NewParserEnv(fs, os.Getenv)
+}
+
+// NewParserEnv is NewParser reading ripple's environment variables with
+// getenv: a check of flags alone, as migrate-values makes, must not depend
+// on the environment it runs in.
+func NewParserEnv(fs *pflag.FlagSet, getenv func(string) string) *Parser {
+	p := &Parser{getenv: getenv}
 	p.opts.Keys = annotations.DefaultKeys()
 	p.bind(fs)
 	return p
