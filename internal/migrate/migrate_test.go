@@ -81,6 +81,12 @@ func TestValuesMapsEachSetting(t *testing.T) {
 		{name: "ignored ConfigMaps", in: "reloader: {ignoreConfigMaps: true}", want: "resourcesToIgnore: configMaps"},
 		{name: "both ignored", in: "reloader: {ignoreConfigMaps: true, ignoreSecrets: true}", want: "resourcesToIgnore: secrets", dropped: []string{"reloader.ignoreConfigMaps"}},
 		{name: "ignored jobs", in: "reloader: {ignoreJobs: true, ignoreCronJobs: true}", want: "ignoredWorkloadTypes: [jobs, cronjobs]"},
+		// Reloader's chart tests these with if, as Helm counts: the string
+		// "false" is set, and turns them on; 0 is not.
+		{name: "ignores as strings", in: "reloader: {ignoreSecrets: 'false', ignoreJobs: 'no', ignoreCronJobs: 0}", want: "resourcesToIgnore: secrets\nignoredWorkloadTypes: [jobs]"},
+		{name: "ConfigMaps ignored as a string", in: "reloader: {ignoreConfigMaps: 'yes'}", want: "resourcesToIgnore: configMaps"},
+		{name: "both ignored as strings", in: "reloader: {ignoreConfigMaps: 'true', ignoreSecrets: 'true'}", want: "resourcesToIgnore: secrets", dropped: []string{"reloader.ignoreConfigMaps"}},
+		{name: "HA as a string, with replicas", in: "reloader: {enableHA: 'false', deployment: {replicas: 3}}", want: "highAvailability: {enabled: true}\nreplicas: 3"},
 		{name: "annotations strategy", in: "reloader: {reloadStrategy: annotations}", want: "reloadStrategy: annotations"},
 		{name: "an unknown strategy", in: "reloader: {reloadStrategy: restart}", want: "reloadStrategy: null", dropped: []string{"reloader.reloadStrategy"}},
 		{name: "JSON logs at debug", in: "reloader: {logFormat: json, logLevel: debug}", want: "logFormat: json\nlogLevel: debug"},

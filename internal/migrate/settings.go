@@ -116,9 +116,11 @@ func (m *mapper) pullSecrets() {
 }
 
 // replicas follows Reloader's chart, which runs one replica unless enableHA.
+// The chart tests enableHA, and the ignore settings below, with if: any
+// value Helm counts as set, the string "false" too, turns them on.
 func (m *mapper) replicas() {
-	ha, _ := m.get(at("reloader.enableHA"))
-	if ha == true {
+	_, ha := m.get(at("reloader.enableHA"))
+	if ha {
 		m.set(at("highAvailability.enabled"), true)
 	}
 	replicas := at("reloader.deployment.replicas")
@@ -127,7 +129,7 @@ func (m *mapper) replicas() {
 	case !set:
 	case !isCount(n):
 		m.drop(replicas, "not a number of replicas")
-	case ha != true && n.(float64) > 1:
+	case !ha && n.(float64) > 1:
 		m.drop(replicas, "Reloader's chart runs one replica without enableHA, and so does this")
 	case set:
 		m.set(at("replicas"), n)
@@ -140,22 +142,22 @@ func isCount(v any) bool {
 }
 
 func (m *mapper) ignored() {
-	secrets, _ := m.get(at("reloader.ignoreSecrets"))
-	configMaps, _ := m.get(at("reloader.ignoreConfigMaps"))
+	_, secrets := m.get(at("reloader.ignoreSecrets"))
+	_, configMaps := m.get(at("reloader.ignoreConfigMaps"))
 	switch {
-	case secrets == true && configMaps == true:
+	case secrets && configMaps:
 		m.drop(at("reloader.ignoreConfigMaps"), "ripple ignores one kind at most: resourcesToIgnore: secrets is carried over")
 		m.set(at("resourcesToIgnore"), "secrets")
-	case secrets == true:
+	case secrets:
 		m.set(at("resourcesToIgnore"), "secrets")
-	case configMaps == true:
+	case configMaps:
 		m.set(at("resourcesToIgnore"), "configMaps")
 	}
 	var types []any
-	if v, _ := m.get(at("reloader.ignoreJobs")); v == true {
+	if _, on := m.get(at("reloader.ignoreJobs")); on {
 		types = append(types, "jobs")
 	}
-	if v, _ := m.get(at("reloader.ignoreCronJobs")); v == true {
+	if _, on := m.get(at("reloader.ignoreCronJobs")); on {
 		types = append(types, "cronjobs")
 	}
 	if types != nil {
