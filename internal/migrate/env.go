@@ -24,10 +24,14 @@ func (m *mapper) env() {
 }
 
 // sortedKeys lists the keys of the map at p, in order, or none if the
-// value there is no map.
+// value there is no map, which is reported: dropped silently, variables
+// Reloader had would be missing with no word.
 func (m *mapper) sortedKeys(p path) (map[string]any, []string) {
-	v, _ := m.get(p)
-	mm, _ := v.(map[string]any)
+	v, set := m.get(p)
+	mm, isMap := v.(map[string]any)
+	if set && !isMap {
+		m.drop(p, "not a map")
+	}
 	return mm, sortedNames(mm)
 }
 
@@ -100,7 +104,11 @@ func (m *mapper) existingEnv() []any {
 	secrets, names := m.sortedKeys(envPath.child("existing"))
 	var extra []any
 	for _, secret := range names {
-		vars, _ := secrets[secret].(map[string]any)
+		vars, isMap := secrets[secret].(map[string]any)
+		if !isMap && !empty(secrets[secret]) {
+			m.drop(envPath.child("existing", secret), "not a map")
+			continue
+		}
 		for _, name := range sortedNames(vars) {
 			key := fmt.Sprint(vars[name])
 			switch name {
