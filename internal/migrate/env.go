@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ripple-controller/ripple/internal/alert"
 )
@@ -109,18 +110,29 @@ func (m *mapper) existingEnv() []any {
 			m.drop(envPath.child("existing", secret), "not a map")
 			continue
 		}
+		var used []string
 		for _, name := range sortedNames(vars) {
 			key := fmt.Sprint(vars[name])
 			switch name {
 			case "ALERT_WEBHOOK_URL":
 				m.set(at("alerts.webhookUrlSecret"), map[string]any{"name": secret, "key": key})
+				used = append(used, "alerts.webhookUrlSecret")
 			case "ALERT_ON_RELOAD", "ALERT_SINK", "ALERT_ADDITIONAL_INFO":
 				m.drop(envPath.child("existing", secret, name), "ripple's chart sets it from its alerts values (enabled, sink, additionalInfo): set them to what the Secret holds")
 			default:
 				extra = append(extra, map[string]any{"name": name, "valueFrom": map[string]any{
 					"secretKeyRef": map[string]any{"name": secret, "key": key},
 				}})
+				if !slices.Contains(used, "extraEnv") {
+					used = append(used, "extraEnv")
+				}
 			}
+		}
+		// A pod reads a Secret of its own namespace only: installed
+		// elsewhere, ripple's would not start.
+		if used != nil {
+			m.note("%s: read from the Secret %s, which exists in Reloader's namespace: install ripple into that namespace, or copy the Secret into ripple's",
+				strings.Join(used, " and "), secret)
 		}
 	}
 	return extra

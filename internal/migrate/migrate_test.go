@@ -369,6 +369,50 @@ func TestValuesDropsASelectorRippleRefuses(t *testing.T) {
 	}
 }
 
+// Values that name what exists in Reloader's namespace (its own namespace
+// to watch, a Secret) work only with ripple installed there, and the
+// migration must say so.
+func TestValuesNotesWhatWorksOnlyInReloadersNamespace(t *testing.T) {
+	tests := []struct {
+		name, in string
+		// noted are the starts of the notes wanted.
+		noted []string
+	}{
+		{"its own namespace", "reloader: {watchGlobally: false}", []string{"extraEnv: KUBERNETES_NAMESPACE from the pod's namespace"}},
+		{"its own namespace, named", "namespace: tools\nreloader: {watchGlobally: false}", nil},
+		{"a variable from an existing Secret", "reloader: {deployment: {env: {existing: {s: {TOKEN: t, OTHER: o}}}}}", []string{"extraEnv: read from the Secret s,"}},
+		{"the webhook URL from an existing Secret", "reloader: {deployment: {env: {existing: {s: {ALERT_WEBHOOK_URL: url}}}}}", []string{"alerts.webhookUrlSecret: read from the Secret s,"}},
+		{"both from two Secrets", "reloader: {deployment: {env: {existing: {s: {ALERT_WEBHOOK_URL: url, TOKEN: t}, u: {A: a}}}}}",
+			[]string{"alerts.webhookUrlSecret and extraEnv: read from the Secret s,", "extraEnv: read from the Secret u,"}},
+		{"only what ripple's chart sets otherwise", "reloader: {deployment: {env: {existing: {s: {ALERT_SINK: sink}}}}}", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Values([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var noted []string
+			for _, n := range res.Notes {
+				if !strings.Contains(n, "install ripple into") {
+					continue
+				}
+				for _, want := range tt.noted {
+					if strings.HasPrefix(n, want) {
+						noted = append(noted, want)
+					}
+				}
+				if !strings.Contains(n, "copy the Secret") && !strings.Contains(n, "or it watches another") {
+					t.Errorf("the note says neither to copy the Secret nor which namespace is watched: %q", n)
+				}
+			}
+			if !slices.Equal(noted, tt.noted) {
+				t.Errorf("noted %q, want %q: %q", noted, tt.noted, res.Notes)
+			}
+		})
+	}
+}
+
 // A name Reloader's objects took, carried over, makes ripple's take it
 // too: beside a running Reloader in its namespace, Helm refuses them, and
 // the migration says so.

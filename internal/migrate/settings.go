@@ -250,7 +250,9 @@ func (m *mapper) namespaces() (ownNamespace bool) {
 		m.note("watchNamespaces: %s alone, the namespace Reloader's chart was installed in and, with watchGlobally: false, the only one it watched", installed)
 		return false
 	case global == false:
-		m.note("extraEnv: KUBERNETES_NAMESPACE from the pod's namespace, so that ripple, like Reloader with watchGlobally: false, watches only the namespace it runs in; the chart still grants its rights cluster-wide: for Roles in that namespace only, set watchNamespaces to it instead")
+		// Installed elsewhere, ripple would watch a namespace Reloader never
+		// did, and roll none of the workloads Reloader rolled.
+		m.note("extraEnv: KUBERNETES_NAMESPACE from the pod's namespace, so that ripple, like Reloader with watchGlobally: false, watches only the namespace it runs in: install ripple into Reloader's namespace, or it watches another; the chart still grants its rights cluster-wide: for Roles in that namespace only, set watchNamespaces to it instead")
 		return true
 	case ignore != nil:
 		m.set(at("namespacesToIgnore"), ignore)
