@@ -97,8 +97,9 @@ func TestValuesMapsEachSetting(t *testing.T) {
 		{name: "ignored namespaces", in: "reloader: {ignoreNamespaces: 'a, b,,a'}", want: "namespacesToIgnore: [a, b]"},
 		{name: "a namespace selector", in: "reloader: {namespaceSelector: 'team=a'}", want: "namespaceSelector: team=a"},
 		{name: "namespaces", in: "reloader: {namespaces: [a, b]}", want: "watchNamespaces: [a, b]"},
-		// Reloader honours ignoreNamespaces and namespaceSelector only when
-		// it watches every namespace: with a list, it watches every one listed.
+		// Reloader's chart refuses namespaces with watchGlobally: true, and
+		// passes ignoreNamespaces and namespaceSelector only with it: ripple
+		// watches every one listed.
 		{name: "namespaces with some ignored", in: "reloader: {namespaces: [a, b], ignoreNamespaces: b}", want: "watchNamespaces: [a, b]", dropped: []string{"reloader.ignoreNamespaces"}},
 		{name: "namespaces all ignored", in: "reloader: {namespaces: [a], ignoreNamespaces: a}", want: "watchNamespaces: [a]", dropped: []string{"reloader.ignoreNamespaces"}},
 		{name: "namespaces and a selector", in: "reloader: {namespaces: [a], namespaceSelector: x=y}", want: "watchNamespaces: [a]", dropped: []string{"reloader.namespaceSelector"}},
@@ -408,6 +409,41 @@ func TestValuesNotesWhatWorksOnlyInReloadersNamespace(t *testing.T) {
 			}
 			if !slices.Equal(noted, tt.noted) {
 				t.Errorf("noted %q, want %q: %q", noted, tt.noted, res.Notes)
+			}
+		})
+	}
+}
+
+// Reloader's chart refuses to render namespaces with watchGlobally: true,
+// the only setting with which it passes ignoreNamespaces and
+// namespaceSelector: the reason for dropping them says so, not that
+// Reloader ran and ignored them.
+func TestValuesSaysReloadersChartRefusedNamespacesWithWatchGlobally(t *testing.T) {
+	tests := []struct {
+		name, in string
+		// dropped are the settings whose reason says the chart refused them.
+		dropped []string
+	}{
+		{"ignored namespaces", "reloader: {namespaces: [a], ignoreNamespaces: b}", []string{"reloader.ignoreNamespaces"}},
+		{"a selector, watchGlobally written", "reloader: {watchGlobally: true, namespaces: [a], namespaceSelector: x=y}", []string{"reloader.namespaceSelector"}},
+		{"both", "reloader: {namespaces: 'a,b', ignoreNamespaces: b, namespaceSelector: x=y}", []string{"reloader.ignoreNamespaces", "reloader.namespaceSelector"}},
+		// With watchGlobally: false the chart renders, and passes neither.
+		{"not globally", "reloader: {watchGlobally: false, namespaces: [a], ignoreNamespaces: b}", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Values([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dropped []string
+			for _, d := range res.Dropped {
+				if strings.Contains(d, ": Reloader's chart refused to render it with namespaces") {
+					dropped = append(dropped, d[:strings.Index(d, ": ")])
+				}
+			}
+			if !slices.Equal(dropped, tt.dropped) {
+				t.Errorf("dropped as refused by Reloader's chart %q, want %q: %q", dropped, tt.dropped, res.Dropped)
 			}
 		})
 	}

@@ -202,7 +202,8 @@ func (m *mapper) logging() {
 // namespaces follows Reloader's chart and Reloader: namespaces gives
 // --namespaces, plus the namespace Reloader's chart installs into;
 // ignoreNamespaces and namespaceSelector only reach Reloader with
-// watchGlobally, and Reloader honours them only without a namespace list;
+// watchGlobally, and the chart refuses to render namespaces with
+// watchGlobally, so no Reloader ran with a list and either of them;
 // watchGlobally: false without a list watches Reloader's own namespace.
 // It reports whether ripple is to watch the namespace it runs in, which
 // only settings can add, after the rest of extraEnv.
@@ -216,7 +217,7 @@ func (m *mapper) namespaces() (ownNamespace bool) {
 	installed, _ := lookup(m.src, at("namespace")).(string)
 	installed = strings.TrimSpace(installed)
 	const onlyGlobal = "Reloader's chart passes it only with watchGlobally: true, so it did nothing"
-	const listed = "Reloader ignores it when namespaces are listed (it honours it only when watching every namespace), so it did nothing"
+	const listed = "Reloader's chart refused to render it with namespaces (which need watchGlobally: false, and with that it passes neither ignoreNamespaces nor namespaceSelector); ripple watches the namespaces listed"
 	if global == false {
 		if ignore != nil {
 			m.drop(ignoreNamespaces, onlyGlobal)
