@@ -72,6 +72,10 @@ func TestValuesMapsEachSetting(t *testing.T) {
 		{name: "another image", in: "image: {name: me/reloader}", dropped: []string{"image.name"}},
 		{name: "watch flags", in: "reloader: {autoReloadAll: true, isArgoRollouts: true, reloadOnCreate: true, reloadOnDelete: true, resourceLabelSelector: a=b}",
 			want: "autoReloadAll: true\nisArgoRollouts: true\nreloadOnCreate: true\nreloadOnDelete: true\nresourceLabelSelector: a=b"},
+		// Reloader's chart compares these with eq ... true: any other type
+		// made it fail to render.
+		{name: "watch flags not booleans", in: "reloader: {autoReloadAll: 'yes', reloadOnCreate: 'false', reloadOnDelete: 1}",
+			dropped: []string{"reloader.autoReloadAll", "reloader.reloadOnCreate", "reloader.reloadOnDelete"}},
 		{name: "pprof and CSI", in: "reloader: {enablePProf: true, pprofAddr: ':7070', enableCSIIntegration: true}", want: "enablePprof: true\npprofAddr: ':7070'\ncsiIntegration: true"},
 		{name: "metrics by namespace", in: "reloader: {enableMetricsByNamespace: true}", want: "metrics: {countByNamespace: true}"},
 		{name: "HA with replicas", in: "reloader: {enableHA: true, deployment: {replicas: 3}}", want: "highAvailability: {enabled: true}\nreplicas: 3"},

@@ -70,9 +70,10 @@ func (m *mapper) settings() {
 	m.carryName(at("fullnameOverride"), at("fullnameOverride"), "ripple's Deployment and ServiceAccount")
 	m.carry(at("image.pullPolicy"), at("image.pullPolicy"))
 	m.pullSecrets()
-	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete", "pprofAddr"} {
-		m.carry(path{"reloader", k}, path{k})
+	for _, k := range []string{"autoReloadAll", "isArgoRollouts", "reloadOnCreate", "reloadOnDelete"} {
+		m.carryEqTrue(path{"reloader", k}, path{k})
 	}
+	m.carry(at("reloader.pprofAddr"), at("pprofAddr"))
 	if v, ok := m.changed(at("reloader.resourceLabelSelector")); ok && !m.refusedSelector(at("reloader.resourceLabelSelector"), v, false) {
 		m.set(at("resourceLabelSelector"), v)
 	}
@@ -113,6 +114,21 @@ func (m *mapper) pullSecrets() {
 		out = append(out, s)
 	}
 	m.set(at("imagePullSecrets"), out)
+}
+
+// carryEqTrue carries a setting Reloader's chart tests with eq ... true:
+// true turns it on; any other type made the chart fail to render, so no
+// Reloader ran with it, and ripple's chart, whose schema wants a boolean,
+// would refuse it too.
+func (m *mapper) carryEqTrue(from, to path) {
+	v, ok := m.changed(from)
+	switch b, isBool := v.(bool); {
+	case !ok:
+	case isBool:
+		m.set(to, b)
+	default:
+		m.drop(from, "not a boolean: Reloader's chart compares it with true and refused to render it")
+	}
 }
 
 // replicas follows Reloader's chart, which runs one replica unless enableHA.
