@@ -7,22 +7,23 @@ import (
 
 // What is queued when ripple stops (alerts, Events) is still sent: once
 // the workload writes in flight have ended, until the queue has stayed
-// empty for DrainIdle, for at most DrainFor after the stop, well within a
-// pod's default grace period of 30 s. A reconcile queues its alert and
-// Event as soon as its rollout's write returns, and the manager stops the
-// controllers with the queues' runners, so a short idle spell with no write
-// in flight means they are done; each stop of ripple waits that long.
+// empty for DrainIdle, for at most DrainFor after the stop, within a pod's
+// default grace period of 30 s and longer than a rollout's writes may take
+// (10 s). A rollout counts as a write until its alert and Event are
+// queued, and the manager stops the controllers with the queues' runners,
+// so a short idle spell with no write in flight means they are done; each
+// stop of ripple waits at least that long.
 const (
 	DrainIdle = 200 * time.Millisecond
-	DrainFor  = 5 * time.Second
+	DrainFor  = 15 * time.Second
 )
 
 // DrainContext returns a context for the sends of a queue stopped by ctx:
-// it ends DrainFor after ctx does, or when cancel is called.
-func DrainContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// it ends d (DrainFor) after ctx does, or when cancel is called.
+func DrainContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() {
-		t := time.AfterFunc(DrainFor, cancel)
+		t := time.AfterFunc(d, cancel)
 		context.AfterFunc(out, func() { t.Stop() })
 	})
 	return out, func() {

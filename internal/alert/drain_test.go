@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 )
@@ -35,7 +36,7 @@ func TestDrain_SendsWhatReconcilesQueueUntilTheyAreDone(t *testing.T) {
 			}
 			stopped, stop := context.WithCancel(t.Context())
 			stop()
-			ctx, cancel := DrainContext(stopped)
+			ctx, cancel := DrainContext(stopped, DrainFor)
 			defer cancel()
 			var got []int
 			Drain(ctx, queue, settled, func(i int) { got = append(got, i) })
@@ -51,9 +52,42 @@ func TestDrain_SendsWhatReconcilesQueueUntilTheyAreDone(t *testing.T) {
 	}
 }
 
-func TestDrainContext_EndsDrainForAfterTheStop(t *testing.T) {
+func TestDrain_WaitsForAWriteThatStartsDuringTheIdleSpell(t *testing.T) {
+	queue := make(chan int, 1)
+	var mu sync.Mutex
+	state := closed
+	settled := func() <-chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		return state
+	}
+	writing := make(chan struct{})
+	time.AfterFunc(DrainIdle/4, func() {
+		mu.Lock()
+		state = writing
+		mu.Unlock()
+	})
+	time.AfterFunc(2*DrainIdle, func() {
+		queue <- 7
+		mu.Lock()
+		close(writing)
+		mu.Unlock()
+	})
 	stopped, stop := context.WithCancel(t.Context())
-	ctx, cancel := DrainContext(stopped)
+	stop()
+	ctx, cancel := DrainContext(stopped, DrainFor)
+	defer cancel()
+	var got []int
+	Drain(ctx, queue, settled, func(i int) { got = append(got, i) })
+	if len(got) != 1 || got[0] != 7 {
+		t.Fatalf("sent %v, want the item the write queued", got)
+	}
+}
+
+func TestDrainContext_EndsItsDurationAfterTheStop(t *testing.T) {
+	const d = 50 * time.Millisecond
+	stopped, stop := context.WithCancel(t.Context())
+	ctx, cancel := DrainContext(stopped, d)
 	defer cancel()
 	stop()
 	if ctx.Err() != nil {
@@ -61,7 +95,7 @@ func TestDrainContext_EndsDrainForAfterTheStop(t *testing.T) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-time.After(DrainFor + time.Second):
-		t.Fatal("the drain context outlived DrainFor")
+	case <-time.After(d + time.Second):
+		t.Fatal("the drain context outlived its duration")
 	}
 }

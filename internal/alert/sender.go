@@ -107,7 +107,7 @@ func (s *Sender) NeedLeaderElection() bool { return true }
 func (s *Sender) Start(ctx context.Context) error {
 	log := s.log
 	log.Info("Sending an alert for each rollout", "sink", string(s.cfg.Sink), "webhook", s.Redacted())
-	sendCtx, cancel := DrainContext(ctx)
+	sendCtx, cancel := DrainContext(ctx, DrainFor)
 	defer cancel()
 	for {
 		select {

@@ -197,7 +197,7 @@ func repeatKeyOf(ev *eventsv1.Event) repeatKey {
 // queue stays empty for a while (alert.Drain): the Events of reconciles
 // that finish as ripple stops are written too.
 func (r *recorder) Start(ctx context.Context) error {
-	writeCtx, cancel := alert.DrainContext(ctx)
+	writeCtx, cancel := alert.DrainContext(ctx, alert.DrainFor)
 	defer cancel()
 	for {
 		select {
@@ -260,7 +260,11 @@ func newWrites() *writes {
 	return w
 }
 
+// start counts a write in flight; a nil writes counts nothing.
 func (w *writes) start() {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	if w.n == 0 {
 		w.none = make(chan struct{})
@@ -270,6 +274,9 @@ func (w *writes) start() {
 }
 
 func (w *writes) end() {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	w.n--
 	if w.n == 0 {

@@ -61,6 +61,9 @@ type Reconciler struct {
 	// logged holds the log lines about a user's mistake written lately
 	// (logFirst).
 	logged *recentSet
+	// writes counts the workload writes in flight, for the Events and
+	// alerts that wait for them (events.go).
+	writes *writes
 	// posted holds, by UID, the workload digest last posted to
 	// --webhook-url for workloads whose record is not written yet
 	// (postInstead).
@@ -617,6 +620,10 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	// failed, with no Reloaded Event for the rollout it made.
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rolloutWriteTimeout)
 	defer cancel()
+	// The whole rollout, its retries and its Event and alert included,
+	// counts as one write in flight: at a stop, they are waited for.
+	r.writes.start()
+	defer r.writes.end()
 	res, err := r.Type.Rollout(writeCtx, r.Client, v.obj, ch)
 	// An error after the rollout created its object (a CronJob's Job whose
 	// run annotation stayed) is retried, but the run went: it is reported.
@@ -707,6 +714,8 @@ func (r *Reconciler) resume(ctx context.Context, req ctrl.Request, obj client.Ob
 			return ctrl.Result{}, err != nil, err
 		}
 	}
+	r.writes.start()
+	defer r.writes.end()
 	res, underway, err := r.Type.Resume(ctx, r.Client, obj)
 	if !underway {
 		return ctrl.Result{}, false, nil
