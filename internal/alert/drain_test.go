@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -34,19 +35,8 @@ func TestDrain_SendsWhatReconcilesQueueUntilTheyAreDone(t *testing.T) {
 					close(writing)
 				})
 			}
-			stopped, stop := context.WithCancel(t.Context())
-			stop()
-			ctx, cancel := DrainContext(stopped, DrainFor)
-			defer cancel()
-			var got []int
-			Drain(ctx, queue, settled, func(i int) { got = append(got, i) })
-			if len(got) != len(tt.want) {
+			if got := drainStopped(t, queue, settled); !slices.Equal(got, tt.want) {
 				t.Fatalf("sent %v, want %v", got, tt.want)
-			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Fatalf("sent %v, want %v", got, tt.want)
-				}
 			}
 		})
 	}
@@ -73,15 +63,21 @@ func TestDrain_WaitsForAWriteThatStartsDuringTheIdleSpell(t *testing.T) {
 		close(writing)
 		mu.Unlock()
 	})
+	if got := drainStopped(t, queue, settled); !slices.Equal(got, []int{7}) {
+		t.Fatalf("sent %v, want the item the write queued", got)
+	}
+}
+
+// drainStopped drains queue as a runner whose stop has come, and returns
+// what it sent.
+func drainStopped(t *testing.T, queue <-chan int, settled Settled) []int {
 	stopped, stop := context.WithCancel(t.Context())
 	stop()
 	ctx, cancel := DrainContext(stopped, DrainFor)
 	defer cancel()
 	var got []int
 	Drain(ctx, queue, settled, func(i int) { got = append(got, i) })
-	if len(got) != 1 || got[0] != 7 {
-		t.Fatalf("sent %v, want the item the write queued", got)
-	}
+	return got
 }
 
 func TestDrainContext_EndsItsDurationAfterTheStop(t *testing.T) {
