@@ -65,6 +65,13 @@ func (s stopWith) Start(ctx context.Context) error {
 func (stopWith) NeedLeaderElection() bool { return false }
 
 func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
+	types, err := servedTypes(mgr, opts)
+	if err != nil {
+		return err
+	}
+	if err := checkAccess(ctx, mgr, opts, types); err != nil {
+		return err
+	}
 	w := newWrites()
 	recorder, err := newRecorder(mgr, w)
 	if err != nil {
@@ -97,14 +104,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if opts.MaxRolloutsInProgress > 0 {
 		paced = newPacer(opts.MaxRolloutsInProgress, opts.RolloutTimeout, mgr.GetClient(), now)
 	}
-	for _, typ := range opts.Workloads() {
-		served, err := apiServed(mgr, typ)
-		if err != nil {
-			return err
-		}
-		if !served {
-			continue
-		}
+	for _, typ := range types {
 		r := &Reconciler{Client: workloadClient(jobReader(mgr, opts, configReads{Client: patches, caches: caches}), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
 			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), logged: newRecentSet(loggedLines, eventRepeat), posted: lru.New(postedChanges), writes: w, optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
@@ -151,6 +151,22 @@ func (c uncachedJobs) List(ctx context.Context, list client.ObjectList, opts ...
 		return c.api.List(ctx, list, opts...)
 	}
 	return c.Client.List(ctx, list, opts...)
+}
+
+// servedTypes are the workload types ripple rolls: those not ignored whose
+// API the cluster serves.
+func servedTypes(mgr ctrl.Manager, opts *options.Options) ([]workload.Type, error) {
+	var out []workload.Type
+	for _, typ := range opts.Workloads() {
+		served, err := apiServed(mgr, typ)
+		if err != nil {
+			return nil, err
+		}
+		if served {
+			out = append(out, typ)
+		}
+	}
+	return out, nil
 }
 
 // apiServed reports whether the cluster serves the type's API. A kind a CRD

@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/transport"
+)
+
+// asUser makes every ripple the current spec starts act as user, whose
+// rights the spec grants.
+func asUser(user string) {
+	withRippleTransport(func(rt http.RoundTripper) http.RoundTripper {
+		return transport.NewImpersonatingRoundTripper(transport.ImpersonationConfig{UserName: user}, rt)
+	})
+}
+
+// grant gives user rules, in ns or, for "", cluster-wide.
+func grant(user, ns string, rules ...rbacv1.PolicyRule) {
+	GinkgoHelper()
+	meta := metav1.ObjectMeta{GenerateName: "ripple-access-", Namespace: ns}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	if ns == "" {
+		role := &rbacv1.ClusterRole{ObjectMeta: meta, Rules: rules}
+		Expect(k8s.Create(suiteCtx, role)).To(Succeed())
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: meta, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+		Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(k8s.Delete(suiteCtx, binding)).To(Succeed())
+			Expect(k8s.Delete(suiteCtx, role)).To(Succeed())
+		})
+		return
+	}
+	role := &rbacv1.Role{ObjectMeta: meta, Rules: rules}
+	Expect(k8s.Create(suiteCtx, role)).To(Succeed())
+	binding := &rbacv1.RoleBinding{ObjectMeta: meta, Subjects: subjects,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}}
+	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
+	DeferCleanup(func() {
+		Expect(k8s.Delete(suiteCtx, binding)).To(Succeed())
+		Expect(k8s.Delete(suiteCtx, role)).To(Succeed())
+	})
+}
+
+func rule(group string, resources []string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: resources, Verbs: verbs}
+}
+
+// keyRights are the digest key's rights in ripple's namespace.
+var keyRights = []rbacv1.PolicyRule{rule("", []string{"secrets"}, "get", "create")}
+
+// reloaderRights are Reloader v1.4.21's ClusterRole with its chart's
+// defaults.
+var reloaderRights = []rbacv1.PolicyRule{
+	rule("", []string{"secrets", "configmaps"}, "list", "get", "watch"),
+	rule("apps", []string{"deployments", "daemonsets", "statefulsets"}, "list", "get", "update", "patch"),
+	rule("batch", []string{"cronjobs"}, "list", "get"),
+	rule("batch", []string{"jobs"}, "create", "delete", "list", "get"),
+	rule("", []string{"events"}, "create", "patch"),
+}
+
+// rippleRights are what the README's RBAC table lists for ripple's flags
+// by default, in one namespace.
+var rippleRights = []rbacv1.PolicyRule{
+	rule("apps", []string{"deployments", "statefulsets", "daemonsets"}, "get", "list", "watch", "patch"),
+	rule("batch", []string{"cronjobs"}, "get", "list", "watch", "patch"),
+	rule("batch", []string{"jobs"}, "get", "list", "watch", "patch", "delete", "create"),
+	rule("", []string{"configmaps", "secrets"}, "get", "list", "watch"),
+	rule("events.k8s.io", []string{"events"}, "create"),
+}
+
+var _ = Describe("Rights at start", func() {
+	It("refuses to start under Reloader's ClusterRole, naming each watch it lacks, instead of waiting unready forever", func() {
+		user := "reloader-" + newNamespace(nil)
+		grant(user, "", reloaderRights...)
+		grant(user, metav1.NamespaceDefault, keyRights...)
+		asUser(user)
+
+		err := startRippleErr()
+		Expect(err).To(HaveOccurred())
+		for _, lacking := range []string{"watch deployments.apps cluster-wide", "watch statefulsets.apps cluster-wide",
+			"watch daemonsets.apps cluster-wide", "watch cronjobs.batch cluster-wide", "watch jobs.batch cluster-wide"} {
+			Expect(err.Error()).To(ContainSubstring(lacking))
+		}
+		Expect(err.Error()).NotTo(ContainSubstring("configmaps"), "Reloader's ClusterRole lets ripple list and watch ConfigMaps")
+		Expect(err.Error()).To(ContainSubstring("--ignored-workload-types"))
+	})
+
+	It("refuses to start when one namespace of --namespaces does not let it watch StatefulSets, naming that namespace", func() {
+		full, short := newNamespace(nil), newNamespace(nil)
+		user := "scoped-" + full
+		grant(user, full, rippleRights...)
+		grant(user, short, append([]rbacv1.PolicyRule{rule("apps", []string{"statefulsets"}, "get", "list", "patch")}, rippleRights[1:]...)...)
+		grant(user, short, rule("apps", []string{"deployments", "daemonsets"}, "get", "list", "watch", "patch"))
+		grant(user, metav1.NamespaceDefault, keyRights...)
+		asUser(user)
+
+		err := startRippleErr("--namespaces=" + full + "," + short)
+		Expect(err).To(MatchError(ContainSubstring("watch statefulsets.apps in namespace " + short)))
+		Expect(err.Error()).NotTo(ContainSubstring("in namespace "+full), "ripple may do all it needs in %s", full)
+	})
+
+	It("starts and rolls under a Role in each namespace of --namespaces with the rights the README lists", func() {
+		ns := newNamespace(nil)
+		user := "scoped-" + ns
+		grant(user, ns, rippleRights...)
+		grant(user, metav1.NamespaceDefault, keyRights...)
+		asUser(user)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "web", auto, volumeConfigMap("cfg"))
+
+		startRipple("--namespaces=" + ns)
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, before)
+	})
+})
+
+// holdStatefulSetLists makes ripple's lists and watches of StatefulSets
+// (client-go lists through a watch) wait until the spec ends, as a slow
+// first list on a large cluster does.
+func holdStatefulSetLists() {
+	release := make(chan struct{})
+	DeferCleanup(func() { close(release) })
+	withRippleTransport(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/statefulsets") {
+				select {
+				case <-release:
+				case <-req.Context().Done():
+					return nil, req.Context().Err()
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+}
+
+var _ = Describe("Stopping", func() {
+	It("ends at once when stopped before its caches are in sync, instead of waiting for them", func() {
+		holdStatefulSetLists()
+		r := startRipple()
+		Consistently(r.done, time.Second).ShouldNot(Receive(), "ripple runs while its caches fill")
+
+		r.cancel()
+		r.cancel = nil
+		Eventually(r.done, 5*time.Second).Should(Receive(BeNil()))
+		Eventually(r.logs).Should(gbytes.Say("Stopped before the caches were in sync"))
+	})
+})
