@@ -59,7 +59,8 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err := controller.Setup(ctx, mgr, opts, keyed, clock.Now); err != nil {
 		return nil, err
 	}
-	if err := addProbes(mgr); err != nil {
+	synced := make(chan struct{})
+	if err := addProbes(mgr, synced); err != nil {
 		return nil, err
 	}
 	if opts.EnableHA {
@@ -67,7 +68,35 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 			return nil, fmt.Errorf("adding the leader notice: %w", err)
 		}
 	}
-	return mgr, nil
+	return stoppable{Manager: mgr, synced: synced}, nil
+}
+
+// stoppable is a manager that a stop before its caches sync ends at once.
+// controller-runtime (v0.25.2) then waits for the caches forever, spinning
+// a CPU (its runnable group loops on a done context), so a pod stopped
+// during a slow first list would burn a core until it is killed. Nothing
+// has reconciled yet, so there is nothing to end in order.
+type stoppable struct {
+	ctrl.Manager
+	// synced is closed once the manager's caches are in sync.
+	synced <-chan struct{}
+}
+
+func (m stoppable) Start(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- m.Manager.Start(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case <-m.synced:
+		return <-done
+	default:
+		m.GetLogger().Info("Stopped before the caches were in sync")
+		return nil
+	}
 }
 
 // logScope says which namespaces ripple watches, and which flags it ignores
@@ -154,16 +183,16 @@ func metricsOptions(opts *options.Options) metricsserver.Options {
 
 // addProbes serves /healthz as soon as ripple runs and /readyz once its
 // caches are in sync, so a rollout of ripple itself waits for a warm cache.
-func addProbes(mgr ctrl.Manager) error {
-	var synced atomic.Bool
-	if err := mgr.Add(syncWatcher{mgr: mgr, synced: &synced}); err != nil {
+func addProbes(mgr ctrl.Manager, synced chan<- struct{}) error {
+	var ready atomic.Bool
+	if err := mgr.Add(syncWatcher{mgr: mgr, ready: &ready, synced: synced}); err != nil {
 		return fmt.Errorf("adding the cache sync watcher: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the health check: %w", err)
 	}
 	err := mgr.AddReadyzCheck("cache-synced", func(*http.Request) error {
-		if !synced.Load() {
+		if !ready.Load() {
 			return errors.New("informer caches are not in sync yet")
 		}
 		return nil
@@ -174,17 +203,20 @@ func addProbes(mgr ctrl.Manager) error {
 	return nil
 }
 
-// syncWatcher runs on every replica, leader or not.
+// syncWatcher runs on every replica, leader or not. The manager starts it
+// once it has waited for its caches, so its start closes synced.
 type syncWatcher struct {
 	mgr    ctrl.Manager
-	synced *atomic.Bool
+	ready  *atomic.Bool
+	synced chan<- struct{}
 }
 
 func (s syncWatcher) NeedLeaderElection() bool { return false }
 
 func (s syncWatcher) Start(ctx context.Context) error {
+	close(s.synced)
 	if s.mgr.GetCache().WaitForCacheSync(ctx) {
-		s.synced.Store(true)
+		s.ready.Store(true)
 	}
 	<-ctx.Done()
 	return nil
