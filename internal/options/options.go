@@ -203,8 +203,8 @@ func (p *Parser) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", -1, "Steady queries per second to the API server; negative sets no client-side limit, leaving it to the API server's priority and fairness.")
 	fs.IntVar(&o.Burst, "kube-api-burst", 200, "Burst of queries to the API server.")
-	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once.")
-	fs.IntVar(&o.Workers, "workers", 16, "Workloads of each kind reconciled in parallel.")
+	fs.DurationVar(&o.Debounce, "debounce", time.Second, "Changes that reach one workload within this window make one rollout; 0 rolls at once, 24h at most.")
+	fs.IntVar(&o.Workers, "workers", 16, "Workloads of each kind reconciled in parallel, at most 1000.")
 	fs.IntVar(&o.MaxRolloutsInProgress, "max-rollouts-in-progress", 0, "For each change of a ConfigMap or Secret, start at most this many rollouts at once, and the next only as earlier ones become available or reach --rollout-timeout. Rollouts for other changes are never held up. 0 starts them all at once, as Reloader does.")
 	fs.DurationVar(&o.RolloutTimeout, "rollout-timeout", 5*time.Minute, "How long a paced rollout may take to become available before the next of its change starts anyway, with a RolloutTimedOut Event.")
 	fs.DurationVar(&o.MinRolloutInterval, "min-rollout-interval", 0, "The least time between two rollouts of a workload: a change within it waits, and the changes made meanwhile roll once. The annotation "+annotations.MinRolloutInterval+" on one overrides it.")
@@ -316,11 +316,11 @@ func (o *Options) validate() []error {
 	if _, ok := logLevels[strings.ToLower(o.LogLevel)]; !ok {
 		fail("log-level", "%q is not trace, debug, info, warning, error, fatal or panic", o.LogLevel)
 	}
-	if o.Debounce < 0 {
-		fail("debounce", "%s is negative", o.Debounce)
+	if o.Debounce < 0 || o.Debounce > annotations.MaxPeriod {
+		fail("debounce", "%s is not between 0 and %s", o.Debounce, annotations.MaxPeriod)
 	}
-	if o.QPS == 0 {
-		fail("kube-api-qps", "0 is no rate: give a positive rate, or a negative value for no client-side limit")
+	if o.QPS >= 0 && o.QPS < MinQPS {
+		fail("kube-api-qps", "%g is below %g a second, a rate at which ripple would wait minutes for each request: give a higher rate, or a negative value for no client-side limit", o.QPS, MinQPS)
 	}
 	if o.QPS > 0 && o.Burst <= 0 {
 		fail("kube-api-burst", "%d must be positive", o.Burst)
@@ -343,11 +343,14 @@ func (o *Options) validate() []error {
 	if o.PausePeriod < 0 || o.PausePeriod > annotations.MaxPeriod {
 		fail("pause-period", "%s is not between 0 and %s", o.PausePeriod, annotations.MaxPeriod)
 	}
-	if o.Workers <= 0 {
-		fail("workers", "%d must be positive", o.Workers)
+	if o.Workers <= 0 || o.Workers > MaxWorkers {
+		fail("workers", "%d is not between 1 and %d", o.Workers, MaxWorkers)
 	}
-	if o.EnableHA && (o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0) {
-		fail("leader-election-lease-duration", "lease duration (%s) must exceed the renew deadline (%s), which must exceed the retry period (%s)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+	if len(o.Workloads()) == 0 {
+		fail("ignored-workload-types", "ignores every workload kind ripple would roll, so it would roll nothing")
+	}
+	if o.EnableHA {
+		errs = append(errs, o.validateLease()...)
 	}
 	if err := validKeySecret(o.HMACKeySecret); err != nil {
 		fail("hmac-key-secret", "%w", err)
@@ -371,6 +374,32 @@ func (o *Options) validate() []error {
 	}
 	return errs
 }
+
+// validateLease checks the leader election flags: a Lease the API server
+// refuses to create (a name that is no DNS subdomain) would leave every
+// replica ready and none leading, so nothing would roll.
+func (o *Options) validateLease() []error {
+	var errs []error
+	if o.LeaseDuration <= o.RenewDeadline || o.RenewDeadline <= o.RetryPeriod || o.RetryPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--leader-election-lease-duration: lease duration (%s) must exceed the renew deadline (%s), which must exceed the retry period (%s)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
+	}
+	if msgs := validation.IsDNS1123Subdomain(o.LeaderElectionID); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--leader-election-id: %q is not a Lease name: %s", o.LeaderElectionID, strings.Join(msgs, "; ")))
+	}
+	if o.LeaderElectionNamespace != "" {
+		if msgs := validation.IsDNS1123Label(o.LeaderElectionNamespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-election-namespace: %q is not a namespace name: %s", o.LeaderElectionNamespace, strings.Join(msgs, "; ")))
+		}
+	}
+	return errs
+}
+
+// MaxWorkers bounds --workers: each workload kind starts that many
+// goroutines, and a few thousand roll no faster against one API server.
+const MaxWorkers = 1000
+
+// MinQPS is the lowest client-side rate ripple takes.
+const MinQPS = 0.1
 
 // DefaultKeySecret is the digest key Secret, in ripple's own namespace,
 // unless --hmac-key-secret names another.

@@ -190,6 +190,13 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"log format is case-sensitive", []string{"--log-format", "JSON"}, "--log-format"},
 		{"unknown log level", []string{"--log-level", "verbose"}, "--log-level"},
 		{"negative debounce", []string{"--debounce", "-1s"}, "--debounce"},
+		{"debounce over a day", []string{"--debounce", "2000000h"}, "--debounce"},
+		{"qps too low to get anywhere", []string{"--kube-api-qps", "1e-30"}, "--kube-api-qps"},
+		{"more workers than goroutines are worth", []string{"--workers", "1000000000"}, "--workers"},
+		{"every workload kind ignored", []string{"--ignored-workload-types", "deployments,statefulsets,daemonsets,cronjobs,jobs"}, "--ignored-workload-types"},
+		{"every workload kind ignored, Rollouts too", []string{"--is-Argo-Rollouts=true", "--ignored-workload-types", "deployments,statefulsets,daemonsets,cronjobs,jobs,rollouts"}, "--ignored-workload-types"},
+		{"lease name with capitals", []string{"--enable-ha", "--leader-election-id", "Ripple_Leader"}, "--leader-election-id"},
+		{"lease namespace not a namespace name", []string{"--enable-ha", "--leader-election-namespace", "Kube_System"}, "--leader-election-namespace"},
 		{"resources-to-ignore typo", []string{"--resources-to-ignore", "configmap"}, "--resources-to-ignore"},
 		{"resources-to-ignore both", []string{"--resources-to-ignore", "configMaps,secrets"}, "--resources-to-ignore"},
 		{"resources-to-ignore both, repeated", []string{"--resources-to-ignore", "configMaps", "--resources-to-ignore", "secrets"}, "--resources-to-ignore"},
@@ -241,9 +248,21 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 	}
 }
 
-func TestLeaseDurationsAreOnlyCheckedWithHA(t *testing.T) {
-	if _, err := parse(t, "--leader-election-lease-duration", "1s", "--leader-election-retry-period", "0s"); err != nil {
-		t.Errorf("inconsistent lease durations without --enable-ha: %v", err)
+func TestLeaseFlagsAreOnlyCheckedWithHA(t *testing.T) {
+	if _, err := parse(t, "--leader-election-lease-duration", "1s", "--leader-election-retry-period", "0s", "--leader-election-id", "Ripple_Leader"); err != nil {
+		t.Errorf("inconsistent lease flags without --enable-ha: %v", err)
+	}
+}
+
+func TestLimitsAreTaken(t *testing.T) {
+	for _, args := range [][]string{
+		{"--debounce", "24h"}, {"--workers", "1000"}, {"--kube-api-qps", "0.1"}, {"--kube-api-qps", "-1"},
+		{"--ignored-workload-types", "deployments,statefulsets,daemonsets,cronjobs"},
+		{"--enable-ha", "--leader-election-id", "ripple.leader-1", "--leader-election-namespace", "ripple-system"},
+	} {
+		if _, err := parse(t, args...); err != nil {
+			t.Errorf("Options(%v): %v", args, err)
+		}
 	}
 }
 
@@ -346,7 +365,6 @@ func TestWorkloadsDropsIgnoredKindsAndRollsRolloutsOnlyWithArgo(t *testing.T) {
 		{"deployments", "false", []string{"CronJob", "DaemonSet", "Job", "StatefulSet"}},
 		{"StatefulSets, DAEMONSETS", "false", []string{"CronJob", "Deployment", "Job"}},
 		{"jobs,cronjobs", "false", []string{"DaemonSet", "Deployment", "StatefulSet"}},
-		{"deployments,statefulsets,daemonsets,jobs,cronjobs", "false", nil},
 		{"", "true", []string{"CronJob", "DaemonSet", "Deployment", "Job", "Rollout", "StatefulSet"}},
 		{"deployments,statefulsets,daemonsets,jobs,cronjobs", "True", []string{"Rollout"}},
 		{"rollouts", "true", []string{"CronJob", "DaemonSet", "Deployment", "Job", "StatefulSet"}},

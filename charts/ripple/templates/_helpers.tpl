@@ -129,12 +129,15 @@ app.kubernetes.io/component: controller
 {{- if and (gt (int .Values.replicas) 1) (not (include "ripple.ha" .)) }}
 {{- fail "replicas above 1 need highAvailability.enabled (auto or true): without leader election every replica would roll workloads" }}
 {{- end }}
+{{- if eq (include "ripple.workloadResources" .) "[]" }}
+{{- fail "ignoredWorkloadTypes ignores every workload kind ripple would roll, so it would roll nothing: ripple refuses to start with it" }}
+{{- end }}
 {{- if and (eq .Values.reloadStrategy "refresh") (not .Values.podRefresh) }}
 {{- fail "reloadStrategy: refresh needs podRefresh: true (--enable-pod-refresh), which grants ripple list and patch on pods: ripple refuses to start without it" }}
 {{- end }}
-{{- /* ripple's longest pause and rollout interval (annotations.MaxPeriod), in nanoseconds. */}}
+{{- /* ripple's longest pause, rollout interval and debounce (annotations.MaxPeriod), in nanoseconds. */}}
 {{- $day := 86400000000000 }}
-{{- range $name, $d := dict "pausePeriod" .Values.pausePeriod "pacing.minRolloutInterval" .Values.pacing.minRolloutInterval }}
+{{- range $name, $d := dict "pausePeriod" .Values.pausePeriod "pacing.minRolloutInterval" .Values.pacing.minRolloutInterval "debounce" .Values.debounce }}
 {{- $ns := include "ripple.nanoseconds" $d }}
 {{- if or (eq $ns "over") (gt (int64 $ns) $day) }}
 {{- fail (printf "%s %s is over 24h, the longest ripple takes: it refuses to start with it" $name $d) }}
