@@ -246,6 +246,29 @@ func TestFanout_KeepsTheDigestOfAnObjectBackInView(t *testing.T) {
 	}
 }
 
+// TestFanout_ForgetsADeletedObjectHoweverItsDeletionIsSeen: a deletion the
+// informer learns of only by relisting arrives as a tombstone, which is
+// the same deletion (and rolls under --reload-on-delete).
+func TestFanout_ForgetsADeletedObjectHoweverItsDeletionIsSeen(t *testing.T) {
+	cfg := &configMeta{namespace: "team", name: "cfg", uid: "uid-app", version: "5"}
+	for name, seen := range map[string]any{
+		"as the object":  cfg,
+		"as a tombstone": toolscache.DeletedFinalStateUnknown{Key: "team/cfg", Obj: cfg},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sums := newDigests(nil, time.Now)
+			f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
+			sums.byUID["uid-app"] = versionSum{version: "5"}
+
+			f.handlers().OnDelete(seen)
+
+			if _, kept := sums.lookup("uid-app"); kept {
+				t.Error("the digest of the deleted object is kept")
+			}
+		})
+	}
+}
+
 func TestConfigReads_AnIgnoredKindIsAnErrorNotAnInformer(t *testing.T) {
 	c := cachedSecrets(t, "team")
 	err := c.Get(context.Background(), types.NamespacedName{Namespace: "team", Name: "cfg"}, configObject(refs.ConfigMap))

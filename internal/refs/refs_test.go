@@ -279,6 +279,12 @@ func TestKeysUsedListsTheKeysAPodSpecReads(t *testing.T) {
 		{"env keys of every container, sorted once", corev1.PodSpec{
 			InitContainers: []corev1.Container{{Name: "i", Env: []corev1.EnvVar{envKey("b")}}},
 			Containers:     []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("a"), envKey("b")}}}}, []string{"a", "b"}, false},
+		{"an init container's env key", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "i", Env: []corev1.EnvVar{envKey("init")}}},
+			Containers:     []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("app")}}}}, []string{"app", "init"}, false},
+		{"an init container's envFrom reads every key", corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "i", EnvFrom: []corev1.EnvFromSource{envFrom}}},
+			Containers:     []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("app")}}}}, nil, true},
 		{"volume and projected items", corev1.PodSpec{Volumes: []corev1.Volume{items(cmVolume("cfg"), "v"), projectedItems}}, []string{"p", "v"}, false},
 		{"a whole volume reads every key", corev1.PodSpec{Volumes: []corev1.Volume{cmVolume("cfg")},
 			Containers: []corev1.Container{{Name: "c", Env: []corev1.EnvVar{envKey("a")}}}}, nil, true},
@@ -326,6 +332,9 @@ func TestNotRefreshable_OnlyAVolumeARunningContainerMountsWholeIsRefreshedInPlac
 		{"the pod spec does not use it", corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}, false, "no running container"},
 		{"a subPath mount", corev1.PodSpec{Volumes: []corev1.Volume{volume},
 			Containers: []corev1.Container{{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "v", MountPath: "/f", SubPath: "k"}}}}}, false, "subPath"},
+		{"a subPathExpr mount beside a whole one", corev1.PodSpec{Volumes: []corev1.Volume{volume},
+			Containers: []corev1.Container{{Name: "app", VolumeMounts: whole},
+				{Name: "side", VolumeMounts: []corev1.VolumeMount{{Name: "v", MountPath: "/f", SubPathExpr: "$(POD_NAME)"}}}}}, false, "subPath"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -190,6 +190,25 @@ var _ = Describe("Rolling workloads exactly", func() {
 	})
 })
 
+var _ = Describe("Opting in while ripple runs", func() {
+	It("records a workload that opts in through its pod template's annotations, and rolls it for the next change", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", nil, volumeConfigMap("cfg"))
+		witness := createDeployment(ns, "witness", auto, volumeConfigMap("cfg"))
+		startRipple()
+		// Once ripple records the witness, it has listed dep without the
+		// opt-in: the opt-in is an update it must not miss.
+		recorded(witness)
+
+		withTemplateAnnotations(dep, auto)
+		before := recorded(dep)
+		setData(cm, "k", "2")
+
+		expectRolledOnce(dep, before)
+	})
+})
+
 var _ = Describe("Creating and deleting tracked objects", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace(nil) })
@@ -208,6 +227,17 @@ var _ = Describe("Creating and deleting tracked objects", func() {
 	It("rolls the users of a deleted ConfigMap with --reload-on-delete", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		startRipple("--reload-on-delete")
+		before := recorded(dep)
+
+		Expect(k8s.Delete(suiteCtx, cm)).To(Succeed())
+
+		expectRolledOnce(dep, before)
+	})
+
+	It("rolls a search workload once when the ConfigMap it uses and that matches is deleted, with --reload-on-delete", func() {
+		cm := createConfigMap(ns, "matched", map[string]string{"k": "1"}, map[string]string{annotations.Match: "true"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.Search: "true"}, volumeConfigMap("matched"))
 		startRipple("--reload-on-delete")
 		before := recorded(dep)
 
