@@ -109,8 +109,11 @@ func getOrCreateKey(ctx context.Context, c client.Client, key types.NamespacedNa
 	if err == nil {
 		return s, nil
 	}
-	if !apierrors.IsNotFound(err) {
+	if apierrors.IsForbidden(err) {
 		return nil, fmt.Errorf("--hmac-key-secret: reading Secret %s (ripple needs get on it): %w", key, err)
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("--hmac-key-secret: reading Secret %s: %w", key, err)
 	}
 	created, err := newKeySecret(key)
 	if err != nil {

@@ -3,6 +3,7 @@ package manager
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,8 @@ func TestLoadKey(t *testing.T) {
 		wantKey  []byte
 		previous []string
 		wantErr  []string
+		// notErr must not be in the error.
+		notErr string
 	}{
 		{name: "an existing key is used as it is",
 			existing: keySecret(map[string]string{"key": current}), wantKey: []byte(current)},
@@ -84,6 +87,11 @@ func TestLoadKey(t *testing.T) {
 				return apierrors.NewForbidden(secretsResource, "ripple-digest-key", nil)
 			}},
 			wantErr: []string{"--hmac-key-secret", "ripple/ripple-digest-key", "get"}},
+		{name: "an API server out of reach is not blamed on ripple's rights",
+			funcs: interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return errors.New("dial tcp 10.0.0.1:443: connect: connection refused")
+			}},
+			wantErr: []string{"--hmac-key-secret", "ripple/ripple-digest-key", "connection refused"}, notErr: "needs get"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,6 +109,9 @@ func TestLoadKey(t *testing.T) {
 					if !strings.Contains(err.Error(), w) {
 						t.Errorf("error %q does not contain %q", err, w)
 					}
+				}
+				if c.notErr != "" && strings.Contains(err.Error(), c.notErr) {
+					t.Errorf("error %q says %q", err, c.notErr)
 				}
 				if strings.Contains(err.Error(), "abc") || strings.Contains(err.Error(), "xyz") {
 					t.Errorf("error %q quotes a key", err)
