@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +32,13 @@ var watchVerbs = []string{"list", "watch"}
 // grants no watch on workloads. It looks once, at start, and asks the API
 // server, so whatever authorizes requests (RBAC or a webhook) answers.
 func checkAccess(ctx context.Context, mgr ctrl.Manager, opts *options.Options, types []workload.Type) error {
-	cl, err := authorizationv1client.NewForConfigAndClient(protobufConfig(mgr), mgr.GetHTTPClient())
+	// A handful of reviews per namespace, once, before the probes are
+	// served: sent at once, past the client-side rate limit, so that a
+	// low --kube-api-qps does not keep ripple unstarted until its liveness
+	// probe kills it.
+	cfg := protobufConfig(mgr)
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
+	cl, err := authorizationv1client.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("creating the access review client: %w", err)
 	}
@@ -43,33 +50,68 @@ func checkAccess(ctx context.Context, mgr ctrl.Manager, opts *options.Options, t
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	reviews := cl.SelfSubjectAccessReviews()
-	var missing []string
+	var asks []access
 	for _, gr := range resources {
 		for _, ns := range namespaces {
 			for _, verb := range watchVerbs {
-				ok, err := allowed(ctx, reviews, gr, ns, verb)
-				if apierrors.IsForbidden(err) {
-					// A cluster may deny the reviews themselves: ripple then
-					// starts as it would without the check.
-					mgr.GetLogger().Info("Not checking ripple's rights at start: it may not review them", "error", err.Error())
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if !ok {
-					missing = append(missing, verb+" "+gr.String()+where(ns))
-				}
+				asks = append(asks, access{resource: gr, namespace: ns, verb: verb})
 			}
 		}
 	}
+	missing, err := denied(ctx, cl.SelfSubjectAccessReviews(), asks)
+	if apierrors.IsForbidden(err) {
+		// A cluster may deny the reviews themselves: ripple then starts as
+		// it would without the check.
+		mgr.GetLogger().Info("Not checking ripple's rights at start: it may not review them", "error", err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("ripple may not %s: it reads what it watches through informers, which list and watch, and without these would roll no workload at all; "+
-			"grant them (the chart's and config/'s rights do), or leave a kind out with --ignored-workload-types or --resources-to-ignore",
+			"grant them (the chart's and config/'s rights do), or turn off what needs them: a workload kind with --ignored-workload-types, "+
+			"ConfigMaps or Secrets with --resources-to-ignore, namespaces with --namespace-selector, secretproviderclasspodstatuses with --enable-csi-integration",
 			strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// access is one right an informer needs.
+type access struct {
+	resource  schema.GroupResource
+	namespace string
+	verb      string
+}
+
+func (a access) String() string { return a.verb + " " + a.resource.String() + where(a.namespace) }
+
+// reviewsAtOnce bounds the access reviews in flight.
+const reviewsAtOnce = 16
+
+// denied asks the API server about each right, reviewsAtOnce at a time,
+// and returns those it denies, in the order asked.
+func denied(ctx context.Context, reviews authorizationv1client.SelfSubjectAccessReviewInterface, asks []access) ([]string, error) {
+	ok := make([]bool, len(asks))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(reviewsAtOnce)
+	for i, a := range asks {
+		g.Go(func() error {
+			var err error
+			ok[i], err = allowed(ctx, reviews, a)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, a := range asks {
+		if !ok[i] {
+			out = append(out, a.String())
+		}
+	}
+	return out, nil
 }
 
 // cachedResources are the resources ripple's informers list and watch
@@ -112,13 +154,13 @@ func cachedResources(mapper meta.RESTMapper, opts *options.Options, types []work
 	return out, nil
 }
 
-// allowed asks the API server whether ripple may verb gr in ns.
-func allowed(ctx context.Context, reviews authorizationv1client.SelfSubjectAccessReviewInterface, gr schema.GroupResource, ns, verb string) (bool, error) {
+// allowed asks the API server whether ripple has the right a.
+func allowed(ctx context.Context, reviews authorizationv1client.SelfSubjectAccessReviewInterface, a access) (bool, error) {
 	review, err := reviews.Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: gr.Group, Resource: gr.Resource},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.resource.Group, Resource: a.resource.Resource},
 	}}, metav1.CreateOptions{})
 	if err != nil {
-		return false, fmt.Errorf("asking whether ripple may %s %s%s: %w", verb, gr, where(ns), err)
+		return false, fmt.Errorf("asking whether ripple may %s: %w", a, err)
 	}
 	return review.Status.Allowed, nil
 }

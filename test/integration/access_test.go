@@ -107,6 +107,21 @@ var _ = Describe("Rights at start", func() {
 		Expect(err.Error()).NotTo(ContainSubstring("in namespace "+full), "ripple may do all it needs in %s", full)
 	})
 
+	It("asks about its rights past a low --kube-api-qps, so that it starts before a liveness probe would give up", func(ctx SpecContext) {
+		var namespaces []string
+		for range 6 {
+			namespaces = append(namespaces, newNamespace(nil))
+		}
+		cm := createConfigMap(namespaces[0], "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(namespaces[0], "web", auto, volumeConfigMap("cfg"))
+
+		// 84 reviews at 0.1 a second past a burst of 60 would take minutes.
+		startRipple("--namespaces="+strings.Join(namespaces, ","), "--kube-api-qps=0.1", "--kube-api-burst=60")
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, before)
+	}, NodeTimeout(time.Minute))
+
 	It("starts and rolls under a Role in each namespace of --namespaces with the rights the README lists", func() {
 		ns := newNamespace(nil)
 		user := "scoped-" + ns
