@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -90,13 +91,28 @@ func (m stoppable) Start(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
+	if m.cachesSynced(ctx) {
+		return <-done
+	}
+	m.GetLogger().Info("Stopped before the caches were in sync")
+	return nil
+}
+
+// syncedLook bounds how long a stopped manager looks at its caches.
+const syncedLook = 100 * time.Millisecond
+
+// cachesSynced tells whether the manager's caches are in sync. The
+// watcher that says so starts beside the runnables that follow the
+// caches, so it may not have said so yet: the caches are asked too.
+func (m stoppable) cachesSynced(ctx context.Context) bool {
 	select {
 	case <-m.synced:
-		return <-done
+		return true
 	default:
-		m.GetLogger().Info("Stopped before the caches were in sync")
-		return nil
 	}
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncedLook)
+	defer cancel()
+	return m.GetCache().WaitForCacheSync(look)
 }
 
 // logScope says which namespaces ripple watches, and which flags it ignores
