@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -128,16 +130,29 @@ func firstPatchCandidate(ev auditEvent, floor bool) bool {
 		ev.ResponseStatus != nil && ev.ResponseStatus.Code/100 == 2 && (ev.UserAgent == FloorAgent) == floor
 }
 
+// reviews are created but stored nowhere: a question to the API server,
+// such as ripple's check of its rights at start, not a write.
+var reviews = []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews"}
+
 // Writes counts the mutating requests among counts.
 func Writes(counts map[string]float64) float64 {
 	var n float64
 	for k, v := range counts {
+		if slices.Contains(reviews, resourceOf(k)) {
+			continue
+		}
 		switch verbOf(k) {
 		case "create", "update", "patch", "delete", "deletecollection":
 			n += v
 		}
 	}
 	return n
+}
+
+// resourceOf is the resource of a count's key, "verb resource".
+func resourceOf(key string) string {
+	_, resource, _ := strings.Cut(key, " ")
+	return resource
 }
 
 func verbOf(key string) string {

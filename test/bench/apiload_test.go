@@ -74,3 +74,22 @@ func TestFirstPatchesTimesEachEditsFirstAppliedPatchOfTheChosenClient(t *testing
 		})
 	}
 }
+
+func TestWritesCountsWhatTheAPIServerStores(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts map[string]float64
+		want   float64
+	}{
+		{"reads are not writes", map[string]float64{"get configmaps": 3, "list deployments": 1, "watch secrets": 2}, 0},
+		{"every mutating verb is", map[string]float64{"create events": 2, "update leases": 1, "patch deployments": 3, "delete jobs": 1, "deletecollection pods": 1}, 8},
+		{"an access review, created and stored nowhere, is not", map[string]float64{"create selfsubjectaccessreviews": 14, "patch deployments": 1}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Writes(tt.counts); got != tt.want {
+				t.Errorf("Writes = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
