@@ -39,11 +39,21 @@ func TestAvailable_EndsARolloutWhenItsControllerHasNothingLeftToDo(t *testing.T)
 	onDelete := appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 	partitioned := appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](2)}}
+	deployment := func(st appsv1.DeploymentStatus) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 2},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3)}, Status: st}
+	}
 	tests := []struct {
 		name string
 		obj  client.Object
 		want bool
 	}{
+		{"a Deployment with every pod updated and available, no old pod left", deployment(appsv1.DeploymentStatus{ObservedGeneration: 2,
+			Replicas: 3, UpdatedReplicas: 3, AvailableReplicas: 3}), true},
+		{"a Deployment whose old pod is still terminating", deployment(appsv1.DeploymentStatus{ObservedGeneration: 2,
+			Replicas: 4, UpdatedReplicas: 3, AvailableReplicas: 3}), false},
+		{"a DaemonSet updated on every node, its new pods not yet available", daemonSet(appsv1.RollingUpdateDaemonSetStrategyType,
+			appsv1.DaemonSetStatus{ObservedGeneration: 2, DesiredNumberScheduled: 3, UpdatedNumberScheduled: 3, NumberAvailable: 1}), false},
 		{"a StatefulSet with every pod updated and available", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,
 			UpdatedReplicas: 3, AvailableReplicas: 3, CurrentRevision: "b", UpdateRevision: "b"}), true},
 		{"a StatefulSet still replacing pods", statefulSet(rolling, appsv1.StatefulSetStatus{ObservedGeneration: 2,

@@ -646,3 +646,23 @@ var _ = Describe("Reloader's workload cases, on an Argo Rollout", func() {
 		Entry("a Secret changes that the pod template's ConfigMap annotation does not name", nil, cmReload, []podMod{envFromSecret("sec")}, []change{secretData("sec")}, false),
 	)
 })
+
+var _ = Describe("An Argo Rollout with a restart scheduled for later", func() {
+	It("restarts a Rollout with a minimum interval at once when its only restartAt is scheduled for later", func() {
+		ns := newArgoNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ann := maps.Clone(restart)
+		ann[annotations.MinRolloutInterval] = "1h"
+		ro := createRollout(ns, "web", ann, nil, envFromConfigMap("cfg"))
+		later := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+		Expect(unstructured.SetNestedField(ro.Object, later, "spec", "restartAt")).To(Succeed())
+		Expect(k8s.Update(suiteCtx, ro)).To(Succeed())
+		startRipple(argo)
+		before := rolloutRecorded(ro)
+
+		changedAt := time.Now()
+		setData(cm, "k", "2")
+
+		expectRestartedOnce(ro, before, changedAt)
+	})
+})

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -369,5 +370,29 @@ var _ = Describe("SecretProviderClass rotation with --enable-csi-integration", f
 		setData(cm, "k", "2")
 		expectRolledOnce(d, before)
 		Expect(strings.Count(string(ripple.logs.Contents()), "CSI integration is off")).To(Equal(1))
+	})
+})
+
+var _ = Describe("SecretProviderClass rotation after a stale record is written back", func() {
+	It("rolls for a rotation made while ripple was down after a stale record was written back", func() {
+		serveCSI()
+		ns := newNamespace(nil)
+		createClass(ns, "vault")
+		st := mountStatus(ns, "app-1", "vault", "1")
+		ripple := startRipple("--enable-csi-integration")
+		d := createDeployment(ns, "app", spcAuto, volumeCSI("vault"))
+		first := recorded(d)
+		waitServerPast(ns, recordedAt(first)+2)
+		rotate(st, "2")
+		rolled := expectRolledOnce(d, first)
+		waitServerPast(ns, recordedAt(rolled)+2)
+		ripple.stop()
+
+		update(d, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = first.Recorded })
+		rotate(st, "3")
+		written := withRollouts(d, stateOf(d))
+		startRipple("--enable-csi-integration")
+
+		expectRolledOnce(d, written)
 	})
 })

@@ -809,3 +809,26 @@ func createConfigMapsFast(ns, format string, n int) {
 	}
 	Expect(g.Wait()).To(Succeed())
 }
+
+var _ = Describe("A workload restored from a manifest", func() {
+	It("does not roll a workload created without a record but with a stamp copied from an older one", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+		first := startRipple()
+		rolled := rolledOnceBy(dep, cm, "2")
+		first.stop()
+		setData(cm, "k", "3")
+		// The copy is created after the change: its pods start with it.
+		waitServerPast(ns, max(recordedAt(rolled)+1, lastWrite(cm)))
+
+		copied := createCopy(dep, "restored")
+		removeRecord(copied)
+		restored := withRollouts(copied, stateOf(copied))
+		Expect(restored.Digest).To(Equal(rolled.Digest), "the stamp is copied too")
+		startRipple()
+
+		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
+		expectNoRollout(copied, restored)
+	})
+})

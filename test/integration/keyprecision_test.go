@@ -176,3 +176,25 @@ var _ = Describe("Key-level precision", func() {
 		expectRolledOnce(dep, before)
 	})
 })
+
+var _ = Describe("A user's own edit of a precise workload", func() {
+	It("adds no rollout of its own when a user's template edit changes the keys a precise workload reads", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"level": "1", "rules": "1", "unused": "1"})
+		createSecret(ns, "creds", map[string]string{"token": "1", "other": "1"})
+		dep := createDeployment(ns, "dep", precise, readsKeys("cfg", "level", "rules", "creds", "token"))
+		startRipple()
+		before := recorded(dep)
+
+		update(dep, func(d *appsv1.Deployment) {
+			for i, e := range d.Spec.Template.Spec.Containers[0].Env {
+				if e.Name == "FROM_ENV" {
+					d.Spec.Template.Spec.Containers[0].Env[i].ValueFrom.ConfigMapKeyRef.Key = "unused"
+				}
+			}
+		})
+
+		Eventually(before.Rollouts, 10*time.Second).Should(Equal(1), "the user's own edit")
+		Consistently(before.Rollouts, quiet).Should(Equal(1), "ripple adds no rollout: no config changed")
+	})
+})
