@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/transport"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // asUser makes every ripple the current spec starts act as user, whose
@@ -26,22 +27,20 @@ func grant(user, ns string, rules ...rbacv1.PolicyRule) {
 	GinkgoHelper()
 	meta := metav1.ObjectMeta{GenerateName: "ripple-access-", Namespace: ns}
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	var role, binding client.Object
 	if ns == "" {
-		role := &rbacv1.ClusterRole{ObjectMeta: meta, Rules: rules}
-		Expect(k8s.Create(suiteCtx, role)).To(Succeed())
-		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: meta, Subjects: subjects,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
-		Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
-		DeferCleanup(func() {
-			Expect(k8s.Delete(suiteCtx, binding)).To(Succeed())
-			Expect(k8s.Delete(suiteCtx, role)).To(Succeed())
-		})
-		return
+		role = &rbacv1.ClusterRole{ObjectMeta: meta, Rules: rules}
+	} else {
+		role = &rbacv1.Role{ObjectMeta: meta, Rules: rules}
 	}
-	role := &rbacv1.Role{ObjectMeta: meta, Rules: rules}
 	Expect(k8s.Create(suiteCtx, role)).To(Succeed())
-	binding := &rbacv1.RoleBinding{ObjectMeta: meta, Subjects: subjects,
-		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}}
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()}
+	if ns == "" {
+		ref.Kind = "ClusterRole"
+		binding = &rbacv1.ClusterRoleBinding{ObjectMeta: meta, Subjects: subjects, RoleRef: ref}
+	} else {
+		binding = &rbacv1.RoleBinding{ObjectMeta: meta, Subjects: subjects, RoleRef: ref}
+	}
 	Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
 	DeferCleanup(func() {
 		Expect(k8s.Delete(suiteCtx, binding)).To(Succeed())
