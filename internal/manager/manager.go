@@ -60,8 +60,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err := controller.Setup(ctx, mgr, opts, keyed, clock.Now); err != nil {
 		return nil, err
 	}
-	synced := make(chan struct{})
-	if err := addProbes(mgr, synced); err != nil {
+	if err := addProbes(mgr); err != nil {
 		return nil, err
 	}
 	if opts.EnableHA {
@@ -69,7 +68,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 			return nil, fmt.Errorf("adding the leader notice: %w", err)
 		}
 	}
-	return stoppable{Manager: mgr, synced: synced}, nil
+	return stoppable{Manager: mgr}, nil
 }
 
 // stoppable is a manager that a stop before its caches sync ends at once.
@@ -77,11 +76,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 // a CPU (its runnable group loops on a done context), so a pod stopped
 // during a slow first list would burn a core until it is killed. Nothing
 // has reconciled yet, so there is nothing to end in order.
-type stoppable struct {
-	ctrl.Manager
-	// synced is closed once the manager's caches are in sync.
-	synced <-chan struct{}
-}
+type stoppable struct{ ctrl.Manager }
 
 func (m stoppable) Start(ctx context.Context) error {
 	done := make(chan error, 1)
@@ -101,15 +96,9 @@ func (m stoppable) Start(ctx context.Context) error {
 // syncedLook bounds how long a stopped manager looks at its caches.
 const syncedLook = 100 * time.Millisecond
 
-// cachesSynced tells whether the manager's caches are in sync. The
-// watcher that says so starts beside the runnables that follow the
-// caches, so it may not have said so yet: the caches are asked too.
+// cachesSynced tells whether the manager's caches are in sync, asking
+// them: a synced cache answers at once.
 func (m stoppable) cachesSynced(ctx context.Context) bool {
-	select {
-	case <-m.synced:
-		return true
-	default:
-	}
 	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncedLook)
 	defer cancel()
 	return m.GetCache().WaitForCacheSync(look)
@@ -199,9 +188,9 @@ func metricsOptions(opts *options.Options) metricsserver.Options {
 
 // addProbes serves /healthz as soon as ripple runs and /readyz once its
 // caches are in sync, so a rollout of ripple itself waits for a warm cache.
-func addProbes(mgr ctrl.Manager, synced chan<- struct{}) error {
+func addProbes(mgr ctrl.Manager) error {
 	var ready atomic.Bool
-	if err := mgr.Add(syncWatcher{mgr: mgr, ready: &ready, synced: synced}); err != nil {
+	if err := mgr.Add(syncWatcher{mgr: mgr, ready: &ready}); err != nil {
 		return fmt.Errorf("adding the cache sync watcher: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -219,18 +208,15 @@ func addProbes(mgr ctrl.Manager, synced chan<- struct{}) error {
 	return nil
 }
 
-// syncWatcher runs on every replica, leader or not. The manager starts it
-// once it has waited for its caches, so its start closes synced.
+// syncWatcher runs on every replica, leader or not.
 type syncWatcher struct {
-	mgr    ctrl.Manager
-	ready  *atomic.Bool
-	synced chan<- struct{}
+	mgr   ctrl.Manager
+	ready *atomic.Bool
 }
 
 func (s syncWatcher) NeedLeaderElection() bool { return false }
 
 func (s syncWatcher) Start(ctx context.Context) error {
-	close(s.synced)
 	if s.mgr.GetCache().WaitForCacheSync(ctx) {
 		s.ready.Store(true)
 	}
