@@ -20,11 +20,13 @@ import (
 // namespaces, workloads cut down to what ripple reads of them
 // (workload.Type.Trim), managed fields dropped everywhere but for the time
 // of a SecretProviderClassPodStatus's last write (stripManagedFields).
-// ConfigMaps and Secrets have caches of their own (configcache.go).
-func CacheOptions(o *options.Options) cache.Options {
+// ConfigMaps and Secrets have caches of their own (configcache.go). The
+// informers report their errors to refused.
+func CacheOptions(o *options.Options, refused *Refusals) cache.Options {
 	opts := cache.Options{
-		DefaultTransform: stripManagedFields,
-		ByObject:         map[client.Object]cache.ByObject{},
+		DefaultTransform:         stripManagedFields,
+		DefaultWatchErrorHandler: refused.HandleWatchError,
+		ByObject:                 map[client.Object]cache.ByObject{},
 	}
 	if len(o.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -110,7 +110,7 @@ type configCache struct {
 	informers map[string]toolscache.SharedIndexInformer
 }
 
-func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind) (*configCache, error) {
+func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind, refused *Refusals) (*configCache, error) {
 	selector, namespaces := configScope(opts)
 	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
 	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
@@ -131,6 +131,9 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 			ObjectDescription: string(kind),
 		})
 		if err := inf.SetTransform(compactConfig(opts.Keys)); err != nil {
+			return nil, fmt.Errorf("caching %ss: %w", kind, err)
+		}
+		if err := inf.SetWatchErrorHandlerWithContext(refused.HandleWatchError); err != nil {
 			return nil, fmt.Errorf("caching %ss: %w", kind, err)
 		}
 		c.informers[ns] = inf
@@ -247,8 +250,9 @@ func (c *configCache) list(ns string) ([]*configMeta, error) {
 type configCaches map[refs.Kind]*configCache
 
 // newConfigCaches returns a cache of each kind that is not ignored, and
-// adds a readiness check that waits for them.
-func newConfigCaches(mgr ctrl.Manager, opts *options.Options) (configCaches, error) {
+// adds a readiness check that waits for them. Their informers report their
+// errors to refused.
+func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals) (configCaches, error) {
 	mc, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the metadata client: %w", err)
@@ -258,7 +262,7 @@ func newConfigCaches(mgr ctrl.Manager, opts *options.Options) (configCaches, err
 		if kindIgnored(opts, kind) {
 			continue
 		}
-		c, err := newConfigCache(mc, opts, kind)
+		c, err := newConfigCache(mc, opts, kind, refused)
 		if err != nil {
 			return nil, err
 		}

@@ -36,8 +36,9 @@ import (
 
 // Setup wires ripple's controllers: one shared watch of ConfigMaps and one
 // of Secrets, then one controller per workload type that is not ignored.
-// now tells the API server's time (see apiclock).
-func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
+// now tells the API server's time (see apiclock); the caches of ConfigMaps
+// and Secrets report their errors to refused.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time, refused *Refusals) error {
 	// The caches of ConfigMaps and Secrets start here (configcache.go):
 	// they stop when the manager does, or at once if Setup fails.
 	ctx, cancel := context.WithCancel(ctx)
@@ -45,7 +46,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 		cancel()
 		return fmt.Errorf("adding the caches' stop: %w", err)
 	}
-	if err := setup(ctx, mgr, opts, keyed, now); err != nil {
+	if err := setup(ctx, mgr, opts, keyed, now, refused); err != nil {
 		cancel()
 		return err
 	}
@@ -64,7 +65,7 @@ func (s stopWith) Start(ctx context.Context) error {
 
 func (stopWith) NeedLeaderElection() bool { return false }
 
-func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time) error {
+func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time, refused *Refusals) error {
 	types, err := servedTypes(mgr, opts)
 	if err != nil {
 		return err
@@ -81,7 +82,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	if err := addFeeds(mgr, opts, sums); err != nil {
 		return err
 	}
-	caches, config, err := watchConfig(ctx, mgr, opts, sums)
+	caches, config, err := watchConfig(ctx, mgr, opts, sums, refused)
 	if err != nil {
 		return err
 	}
@@ -192,8 +193,8 @@ func apiServed(mgr ctrl.Manager, typ workload.Type) (bool, error) {
 // serves every workload type (see fanout): one buffer of pending events per
 // informer instead of one per type saved 0.5 MiB in the bench's memory
 // scenario.
-func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums *digests) (configCaches, []*fanout, error) {
-	caches, err := newConfigCaches(mgr, opts)
+func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums *digests, refused *Refusals) (configCaches, []*fanout, error) {
+	caches, err := newConfigCaches(mgr, opts, refused)
 	if err != nil {
 		return nil, nil, err
 	}

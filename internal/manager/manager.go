@@ -52,15 +52,17 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme, logf.FromContext(ctx)))
+	log := logf.FromContext(ctx)
+	refused := controller.NewRefusals(log)
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, scheme, log, refused))
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	logScope(mgr, opts)
-	if err := controller.Setup(ctx, mgr, opts, keyed, clock.Now); err != nil {
+	if err := controller.Setup(ctx, mgr, opts, keyed, clock.Now, refused); err != nil {
 		return nil, err
 	}
-	if err := addProbes(mgr); err != nil {
+	if err := addProbes(mgr, refused); err != nil {
 		return nil, err
 	}
 	if opts.EnableHA {
@@ -121,7 +123,7 @@ func logScope(mgr ctrl.Manager, opts *options.Options) {
 // managerOptions maps ripple's options onto controller-runtime's. A Lease
 // namespace left empty, by the flag and by POD_NAMESPACE, makes
 // controller-runtime read the in-cluster one.
-func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logger) ctrl.Options {
+func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logger, refused *controller.Refusals) ctrl.Options {
 	lease, renew, retry := opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod
 	probe := opts.ProbeAddr
 	if probe == "0" {
@@ -130,7 +132,7 @@ func managerOptions(opts *options.Options, scheme *runtime.Scheme, log logr.Logg
 	return ctrl.Options{
 		Scheme:                        scheme,
 		Logger:                        log,
-		Cache:                         controller.CacheOptions(opts),
+		Cache:                         controller.CacheOptions(opts, refused),
 		MapperProvider:                newMapper,
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        probe,
@@ -187,8 +189,9 @@ func metricsOptions(opts *options.Options) metricsserver.Options {
 }
 
 // addProbes serves /healthz as soon as ripple runs and /readyz once its
-// caches are in sync, so a rollout of ripple itself waits for a warm cache.
-func addProbes(mgr ctrl.Manager) error {
+// caches are in sync, so a rollout of ripple itself waits for a warm cache,
+// and while none of its informers is refused.
+func addProbes(mgr ctrl.Manager, refused *controller.Refusals) error {
 	var ready atomic.Bool
 	if err := mgr.Add(syncWatcher{mgr: mgr, ready: &ready}); err != nil {
 		return fmt.Errorf("adding the cache sync watcher: %w", err)
@@ -204,6 +207,9 @@ func addProbes(mgr ctrl.Manager) error {
 	})
 	if err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("rights", refused.Check); err != nil {
+		return fmt.Errorf("adding the rights check: %w", err)
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,8 +24,9 @@ func asUser(user string) {
 	})
 }
 
-// grant gives user rules, in ns or, for "", cluster-wide.
-func grant(user, ns string, rules ...rbacv1.PolicyRule) {
+// grant gives user rules, in ns or, for "", cluster-wide, and returns the
+// Role or ClusterRole that holds them.
+func grant(user, ns string, rules ...rbacv1.PolicyRule) client.Object {
 	GinkgoHelper()
 	meta := metav1.ObjectMeta{GenerateName: "ripple-access-", Namespace: ns}
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
@@ -46,6 +49,7 @@ func grant(user, ns string, rules ...rbacv1.PolicyRule) {
 		Expect(k8s.Delete(suiteCtx, binding)).To(Succeed())
 		Expect(k8s.Delete(suiteCtx, role)).To(Succeed())
 	})
+	return role
 }
 
 func rule(group string, resources []string, verbs ...string) rbacv1.PolicyRule {
@@ -134,6 +138,66 @@ var _ = Describe("Rights at start", func() {
 		before := recorded(dep)
 		setData(cm, "k", "2")
 		expectRolledOnce(dep, before)
+	})
+})
+
+// cutStatefulSetWatches makes every ripple the current spec starts act as
+// user, and returns a function that ends its watches of StatefulSets, as a
+// network blip or an API server's restart would: RBAC authorizes a watch
+// when it starts, so a right revoked since shows only at the next one.
+func cutStatefulSetWatches(user string) (cut func()) {
+	var mu sync.Mutex
+	var open []io.Closer
+	withRippleTransport(func(rt http.RoundTripper) http.RoundTripper {
+		rt = transport.NewImpersonatingRoundTripper(transport.ImpersonationConfig{UserName: user}, rt)
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err == nil && strings.HasSuffix(req.URL.Path, "/statefulsets") && req.URL.Query().Get("watch") != "" {
+				mu.Lock()
+				open = append(open, resp.Body)
+				mu.Unlock()
+			}
+			return resp, err
+		})
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range open {
+			_ = c.Close()
+		}
+		open = nil
+	}
+}
+
+var _ = Describe("Rights while running", func() {
+	It("reports unready when the API server refuses it a watch it had, and sees changes again once the right is back", func() {
+		ns := newNamespace(nil)
+		user := "revoked-" + ns
+		grant(user, ns, append([]rbacv1.PolicyRule{rule("apps", []string{"deployments", "daemonsets"}, "get", "list", "watch", "patch")}, rippleRights[1:]...)...)
+		stsRights := grant(user, ns, rule("apps", []string{"statefulsets"}, "get", "list", "watch", "patch")).(*rbacv1.Role)
+		grant(user, metav1.NamespaceDefault, keyRights...)
+		cut := cutStatefulSetWatches(user)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		first := createStatefulSet(ns, "first", auto, volumeConfigMap("cfg"))
+		probe := freeAddress()
+		ripple := startRipple("--namespaces="+ns, "--health-probe-bind-address="+probe)
+		recorded(first)
+		Eventually(httpGet("http://"+probe+"/readyz"), 20*time.Second).Should(HavePrefix("200"))
+
+		update(stsRights, func(r *rbacv1.Role) { r.Rules[0].Verbs = []string{"get", "patch"} })
+		cut()
+
+		Eventually(httpGet("http://"+probe+"/readyz"), 20*time.Second).Should(And(HavePrefix("500"), ContainSubstring("[-]rights failed")))
+		Eventually(ripple.logs).Should(gbytes.Say(`Refused a list or watch.*statefulsets`))
+
+		update(stsRights, func(r *rbacv1.Role) { r.Rules[0].Verbs = []string{"get", "list", "watch", "patch"} })
+
+		second := createStatefulSet(ns, "second", auto, volumeConfigMap("cfg"))
+		firstBefore, secondBefore := recorded(first), recorded(second)
+		setData(cm, "k", "2")
+		expectRolledOnce(first, firstBefore)
+		expectRolledOnce(second, secondBefore)
 	})
 })
 
