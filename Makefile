@@ -69,13 +69,6 @@ test: ## Build the tools, then run every test (what CI runs)
 	@$(MAKE) tools
 	@$(MAKE) -j2 --output-sync=recurse test-lane-code test-lane-clusters
 
-# The suites run their processes, control planes and ripple on one P each
-# (GOMAXPROCS=1; children inherit it): with a dozen Go processes sharing two
-# cores, a second P mostly spins looking for work. 69 integration specs took
-# 17% less CPU so, and 7% less time. `go test -exec` keeps it off the build.
-ONE_P := GOMAXPROCS=1
-GO_TEST_ONE_P := $(GO) test -exec 'env $(ONE_P)'
-
 .PHONY: test-lane-code test-lane-clusters
 test-lane-code:
 	@$(MAKE) verify test-unit test-integration test-fuzz
@@ -115,7 +108,7 @@ INTEGRATION_PROCS ?= 8
 .PHONY: test-integration
 test-integration: ## Run the integration specs in parallel, with the race detector (needs `make tools`)
 	@bash hack/build-ginkgo.sh
-	@$(call phase,integration tests,$(ONE_P) $(BIN)/ginkgo -p --procs=$(INTEGRATION_PROCS) -race --timeout=30m $$([[ -t 1 ]] || echo --no-color) ./test/integration)
+	@$(call phase,integration tests,$(BIN)/ginkgo -p --procs=$(INTEGRATION_PROCS) -race --timeout=30m $$([[ -t 1 ]] || echo --no-color) ./test/integration)
 
 # The rest of test/ but e2e: the chart tests, the bench harness's smoke run,
 # the tests of the test support, and the image build's test (hack/image,
@@ -124,7 +117,7 @@ test-integration: ## Run the integration specs in parallel, with the race detect
 # without.
 .PHONY: test-support
 test-support: ## Run test/chart, test/bench's TestSmoke and test/cluster (needs `make tools`)
-	@$(call phase,chart bench cluster tests,$(GO_TEST_ONE_P) -count=1 -timeout=20m ./test/chart/... ./test/bench/... ./test/cluster/...)
+	@$(call phase,chart bench cluster tests,$(GO) test -count=1 -timeout=20m ./test/chart/... ./test/bench/... ./test/cluster/...)
 	@$(call phase,image test,cd hack/image && $(GO) test -count=1 -timeout=10m ./...)
 
 # The specs labelled argo-controller need the real Argo Rollouts controller,
@@ -132,7 +125,7 @@ test-support: ## Run test/chart, test/bench's TestSmoke and test/cluster (needs 
 # `make test-e2e-argo`.
 .PHONY: test-e2e
 test-e2e: ## Run the e2e specs on a full local cluster (needs `make tools`)
-	@$(call phase,e2e tests,$(GO_TEST_ONE_P) -count=1 -timeout=30m ./test/e2e/... -ginkgo.label-filter='!argo-controller')
+	@$(call phase,e2e tests,$(GO) test -count=1 -timeout=30m ./test/e2e/... -ginkgo.label-filter='!argo-controller')
 
 .PHONY: test-e2e-argo
 test-e2e-argo: tools ## Build the Argo Rollouts controller (about 5.5 minutes cold), then run the e2e specs that need it
