@@ -27,17 +27,17 @@ type Refusals struct {
 }
 
 type refusal struct {
-	// version is the reflector's last synced version when first refused:
-	// a list or watch that succeeds may move it on.
-	version string
-	err     string
-	last    time.Time
+	err  string
+	last time.Time
 }
 
 // refusalMemory is how long a refusal counts without another. client-go
-// retries a refused list at most 60 s after the last (its backoff, capped
-// at 30 s, jittered up to twice that); one that succeeds need not move the
-// version it lists at in a quiet cluster, so silence is the sign.
+// retries a refused list or watch at most 60 s after the last (its
+// backoff, capped at 30 s, jittered up to twice that), so silence is the
+// sign that it succeeds. A list that succeeds need not move the version
+// the informer holds, in a quiet cluster; and an informer that may list
+// but not watch lists again after each refused watch, moving it, while it
+// stays a minute behind.
 const refusalMemory = 65 * time.Second
 
 // NewRefusals returns Refusals that log to log.
@@ -47,7 +47,7 @@ func NewRefusals(log logr.Logger) *Refusals {
 
 // HandleWatchError is an informer's watch error handler: it logs as
 // client-go's own does, and remembers a refusal (403 or 401), logging the
-// first of a run.
+// first of a run of them.
 func (r *Refusals) HandleWatchError(ctx context.Context, ref *toolscache.Reflector, err error) {
 	toolscache.DefaultWatchErrorHandler(ctx, ref, err)
 	if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
@@ -55,14 +55,11 @@ func (r *Refusals) HandleWatchError(ctx context.Context, ref *toolscache.Reflect
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, ok := r.by[ref]
-	if !ok {
-		f = refusal{version: ref.LastSyncResourceVersion()}
+	if f, ok := r.by[ref]; !ok || r.now().Sub(f.last) > refusalMemory {
 		r.log.Error(err, "Refused a list or watch: ripple sees no change of these objects, and reports unready, until the right is granted again",
 			"type", ref.TypeDescription())
 	}
-	f.err, f.last = err.Error(), r.now()
-	r.by[ref] = f
+	r.by[ref] = refusal{err: err.Error(), last: r.now()}
 }
 
 // Check is a readiness check that fails while an informer stays refused.
@@ -71,7 +68,7 @@ func (r *Refusals) Check(*http.Request) error {
 	defer r.mu.Unlock()
 	var refused []string
 	for ref, f := range r.by {
-		if ref.LastSyncResourceVersion() != f.version || r.now().Sub(f.last) > refusalMemory {
+		if r.now().Sub(f.last) > refusalMemory {
 			delete(r.by, ref)
 			r.log.Info("No longer refused a list or watch", "type", ref.TypeDescription())
 			continue
