@@ -21,11 +21,12 @@ import (
 // (workload.Type.Trim), managed fields dropped everywhere but for the time
 // of a SecretProviderClassPodStatus's last write (stripManagedFields).
 // ConfigMaps and Secrets have caches of their own (configcache.go). The
-// informers report their errors to refused.
+// informers' lists and watches are noted in refused.
 func CacheOptions(o *options.Options, refused *Refusals) cache.Options {
 	opts := cache.Options{
 		DefaultTransform:         stripManagedFields,
-		DefaultWatchErrorHandler: refused.HandleWatchError,
+		NewInformer:              refused.NewInformer,
+		DefaultWatchErrorHandler: quietRefusals,
 		ByObject:                 map[client.Object]cache.ByObject{},
 	}
 	if len(o.Namespaces) > 0 {

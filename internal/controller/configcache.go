@@ -126,14 +126,14 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 				return res.Watch(ctx, o)
 			},
 		}
-		inf := toolscache.NewSharedIndexInformerWithOptions(lw, &metav1.PartialObjectMetadata{}, toolscache.SharedIndexInformerOptions{
+		inf := toolscache.NewSharedIndexInformerWithOptions(refused.ListWatch(lw), &metav1.PartialObjectMetadata{}, toolscache.SharedIndexInformerOptions{
 			Indexers:          toolscache.Indexers{toolscache.NamespaceIndex: namespaceOf},
 			ObjectDescription: string(kind),
 		})
 		if err := inf.SetTransform(compactConfig(opts.Keys)); err != nil {
 			return nil, fmt.Errorf("caching %ss: %w", kind, err)
 		}
-		if err := inf.SetWatchErrorHandlerWithContext(refused.HandleWatchError); err != nil {
+		if err := inf.SetWatchErrorHandlerWithContext(quietRefusals); err != nil {
 			return nil, fmt.Errorf("caching %ss: %w", kind, err)
 		}
 		c.informers[ns] = inf
@@ -250,8 +250,8 @@ func (c *configCache) list(ns string) ([]*configMeta, error) {
 type configCaches map[refs.Kind]*configCache
 
 // newConfigCaches returns a cache of each kind that is not ignored, and
-// adds a readiness check that waits for them. Their informers report their
-// errors to refused.
+// adds a readiness check that waits for them. Their informers' lists and
+// watches are noted in refused.
 func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals) (configCaches, error) {
 	mc, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {

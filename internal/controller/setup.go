@@ -36,8 +36,8 @@ import (
 
 // Setup wires ripple's controllers: one shared watch of ConfigMaps and one
 // of Secrets, then one controller per workload type that is not ignored.
-// now tells the API server's time (see apiclock); the caches of ConfigMaps
-// and Secrets report their errors to refused.
+// now tells the API server's time (see apiclock); the lists and watches of
+// the caches of ConfigMaps and Secrets are noted in refused.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed digest.Keyed, now func() time.Time, refused *Refusals) error {
 	// The caches of ConfigMaps and Secrets start here (configcache.go):
 	// they stop when the manager does, or at once if Setup fails.
