@@ -2,7 +2,9 @@ package controller
 
 import (
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -100,5 +102,31 @@ func TestReportedSum_DependsOnTheVersionsAndTheClassOnly(t *testing.T) {
 	}
 	if reportedSum(&base, "aws") == sum {
 		t.Error("another class gave the same digest")
+	}
+}
+
+// TestNewestByClass_ARotatedStatusWinsOverANewerMountListedFirst: a newer
+// pod's status of the class, not rotated, must not hide another pod's
+// rotation, whichever the informer lists first.
+func TestNewestByClass_ARotatedStatusWinsOverANewerMountListedFirst(t *testing.T) {
+	got := newestByClass([]unstructured.Unstructured{status("b", "vault", "10"), rotated(status("a", "vault", "9"))})
+	if st := got["vault"]; st.GetName() != "a" || !st.rotated {
+		t.Fatalf("picked %s (rotated %v), want the rotated a", st.GetName(), st.rotated)
+	}
+}
+
+// TestRotatedSince_CountsARotationWithinTheSlack: a rotation written a
+// few seconds before a record, made while ripple's cache lagged, is not
+// taken for one the record saw.
+func TestRotatedSince_CountsARotationWithinTheSlack(t *testing.T) {
+	st := rotated(status("a", "vault", "10"))
+	written := metav1.NewTime(time.Unix(997, 0))
+	st.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "secrets-store-csi-driver", Time: &written}})
+	cs := classStatus{Unstructured: &st, rotated: true}
+	if !rotatedSince(cs, 1000) {
+		t.Error("a rotation 3 s before the record does not count")
+	}
+	if rotatedSince(cs, 1000+rotationSlack+1) {
+		t.Error("a rotation older than the slack counts")
 	}
 }

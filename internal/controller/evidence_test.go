@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -530,5 +531,64 @@ func TestNamesCurrent_UnderEitherChoiceOfPrecision(t *testing.T) {
 				t.Errorf("namesCurrent = %v, want %v", got, tt.namesTheNow)
 			}
 		})
+	}
+}
+
+// compactedReader answers a List at an exact version as the API server does
+// once etcd compacted that version away.
+type compactedReader struct{ client.Reader }
+
+func (compactedReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return apierrors.NewResourceExpired("too old resource version")
+}
+
+// TestChangedSinceCreation_ACompactedVersionFallsBackToManagedFields: when
+// the version seen at an object's creation is gone from etcd, a data write
+// its managed fields show after the creation still counts as a change.
+func TestChangedSinceCreation_ACompactedVersionFallsBackToManagedFields(t *testing.T) {
+	created, later := metav1.NewTime(time.Unix(100, 0)), metav1.NewTime(time.Unix(400, 0))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "u", ResourceVersion: "7", CreationTimestamp: created}}
+	d := newDigests(compactedReader{}, time.Now)
+	d.born.add(cm, time.Now())
+	now := cm.DeepCopy()
+	now.ResourceVersion = "9"
+	now.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &later, FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:k":{}}}`)}}
+	now.Data = map[string]string{"k": "2"}
+	got, err := d.changedSinceCreation(context.Background(), refs.ConfigMap, &metav1.PartialObjectMetadata{ObjectMeta: now.ObjectMeta}, sumVersion(now))
+	if err != nil || !got {
+		t.Fatalf("changedSinceCreation = %v, %v; want true", got, err)
+	}
+}
+
+// TestChangedSinceTrackable_ALabelIsNoChange: an object that became
+// trackable (its ignore annotation removed) and then only gained a label
+// did not change.
+func TestChangedSinceTrackable_ALabelIsNoChange(t *testing.T) {
+	at7 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "u", ResourceVersion: "7"}, Data: map[string]string{"k": "1"}}
+	d := newDigests(exactReader{obj: at7}, time.Now)
+	d.born.trackable(at7, time.Now())
+	now := at7.DeepCopy()
+	now.ResourceVersion, now.Labels = "8", map[string]string{"team": "a"}
+	got, err := d.changedSinceTrackable(context.Background(), refs.ConfigMap, &metav1.PartialObjectMetadata{ObjectMeta: now.ObjectMeta}, sumVersion(now))
+	if err != nil || got {
+		t.Fatalf("changedSinceTrackable = %v, %v; want false", got, err)
+	}
+}
+
+// goneReader answers every GET as the API server does for an object deleted
+// since the cache last saw it.
+type goneReader struct{ client.Reader }
+
+func (goneReader) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+}
+
+// TestDigests_AnObjectGoneFromTheAPIServerIsAbsent: a GET that finds the
+// object deleted, still in the cache, means absent, not a failed reconcile.
+func TestDigests_AnObjectGoneFromTheAPIServerIsAbsent(t *testing.T) {
+	d := newDigests(goneReader{}, time.Now)
+	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "u", ResourceVersion: "7"}}
+	if _, found, err := d.of(context.Background(), refs.Secret, meta); err != nil || found {
+		t.Fatalf("of = found %v, %v; want absent", found, err)
 	}
 }

@@ -161,6 +161,9 @@ func TestValidValues(t *testing.T) {
 	if o.Verbosity() != 1 || o.Debounce != 0 || o.QPS != 0.5 || o.HMACKeySecret != "ripple/digest-key" {
 		t.Errorf("Verbosity=%d Debounce=%s QPS=%v HMACKeySecret=%q", o.Verbosity(), o.Debounce, o.QPS, o.HMACKeySecret)
 	}
+	if o = mustParse(t, "--log-format="); o.LogFormat != "text" {
+		t.Errorf("--log-format= (Reloader's default) gave %q, want text", o.LogFormat)
+	}
 	o = mustParse(t, "--resources-to-ignore", " Secrets ")
 	if o.IgnoreConfigMaps || !o.IgnoreSecrets {
 		t.Errorf("--resources-to-ignore=secrets: IgnoreConfigMaps=%v IgnoreSecrets=%v", o.IgnoreConfigMaps, o.IgnoreSecrets)
@@ -234,6 +237,12 @@ func TestBadValueErrorNamesTheFlag(t *testing.T) {
 		{"invalid repeated namespace selector", []string{"--namespace-selector", "team:a", "--namespace-selector", "a=b=c"}, "--namespace-selector"},
 		{"argo flag not a boolean", []string{"--is-Argo-Rollouts", "yes"}, "--is-Argo-Rollouts"},
 		{"argo flag empty", []string{"--is-Argo-Rollouts="}, "--is-Argo-Rollouts"},
+		{"zero rollout timeout: every paced rollout would time out at once", []string{"--rollout-timeout", "0s"}, "--rollout-timeout"},
+		{"negative rollouts in progress", []string{"--max-rollouts-in-progress", "-1"}, "--max-rollouts-in-progress"},
+		{"minimum interval over a day", []string{"--min-rollout-interval", "25h"}, "--min-rollout-interval"},
+		{"negative minimum interval", []string{"--min-rollout-interval", "-1s"}, "--min-rollout-interval"},
+		{"negative pause period", []string{"--pause-period", "-5m"}, "--pause-period"},
+		{"pause period over a day", []string{"--pause-period", "25h"}, "--pause-period"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
