@@ -118,6 +118,18 @@ var _ = Describe("Reloader's flags", func() {
 		Entry("configMaps", "configMaps", true, false),
 	)
 
+	It("rolls a workload for its ConfigMap when its Secret reload pattern names the kind --resources-to-ignore ignores", func() {
+		ns := newNamespace(nil)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		createSecret(ns, "creds-a", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", map[string]string{annotations.ConfigMapReload: "cfg", annotations.SecretReload: "creds-.*"}, volumeConfigMap("cfg"))
+		startRipple("--resources-to-ignore=secrets")
+		before := recorded(dep)
+
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, before)
+	})
+
 	It("never touches the workload kinds in --ignored-workload-types", func() {
 		ns := newNamespace(nil)
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})

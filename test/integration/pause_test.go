@@ -437,6 +437,15 @@ var _ = Describe("Pause periods", func() {
 		Expect(pausedAnnotations(dep)).NotTo(HaveKey("example.com/paused-at"))
 	})
 
+	It("reports a pause period on a CronJob, which it does not pause, with an InvalidAnnotation Event", func() {
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		cj := createCronJob(ns, "nightly", map[string]string{annotations.Auto: "true", annotations.PausePeriod: "5m"}, envFromConfigMap("cfg"))
+		startRipple()
+
+		Eventually(eventsFor(cj), 20*time.Second).Should(ContainElement(And(HavePrefix("InvalidAnnotation"),
+			ContainSubstring("applies only to Deployments, StatefulSets and DaemonSets"))))
+	})
+
 	It("reports an invalid pause period with an InvalidAnnotation Event and rolls without a pause", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", pauseFor("5 minutes"), envFromConfigMap("cfg"))
