@@ -52,6 +52,21 @@ func grant(user, ns string, rules ...rbacv1.PolicyRule) client.Object {
 	return role
 }
 
+// withoutSelfReviews takes, until the spec ends, the right to review one's
+// own rights from every user: the binding of system:basic-user, which the
+// API server grants every authenticated user (impersonated ones too) and
+// puts back only when it starts.
+func withoutSelfReviews() {
+	GinkgoHelper()
+	binding := &rbacv1.ClusterRoleBinding{}
+	Expect(k8s.Get(suiteCtx, client.ObjectKey{Name: "system:basic-user"}, binding)).To(Succeed())
+	Expect(k8s.Delete(suiteCtx, binding)).To(Succeed())
+	DeferCleanup(func() {
+		binding.ResourceVersion, binding.UID = "", ""
+		Expect(k8s.Create(suiteCtx, binding)).To(Succeed())
+	})
+}
+
 func rule(group string, resources []string, verbs ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: resources, Verbs: verbs}
 }
@@ -124,6 +139,23 @@ var _ = Describe("Rights at start", func() {
 		setData(cm, "k", "2")
 		expectRolledOnce(dep, before)
 	}, NodeTimeout(time.Minute))
+
+	It("starts, and says it did not check, where it may not review its own rights", func() {
+		ns := newNamespace(nil)
+		user := "unreviewed-" + ns
+		grant(user, ns, rippleRights...)
+		grant(user, metav1.NamespaceDefault, keyRights...)
+		withoutSelfReviews()
+		asUser(user)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "web", auto, volumeConfigMap("cfg"))
+
+		ripple := startRipple("--namespaces=" + ns)
+		Eventually(ripple.logs).Should(gbytes.Say("Not checking ripple's rights at start: it may not review them"))
+		before := recorded(dep)
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, before)
+	})
 
 	It("starts and rolls under a Role in each namespace of --namespaces with the rights the README lists", func() {
 		ns := newNamespace(nil)
