@@ -166,3 +166,43 @@ var _ = Describe("ripple explain", Ordered, func() {
 		Expect(err).To(MatchError(ContainSubstring(`ripple rolls no "deployments"`)))
 	})
 })
+
+var _ = Describe("ripple explain, on what flags and annotations narrow", func() {
+	// explainIn runs `ripple explain` with a kubeconfig whose context's
+	// namespace is ns.
+	explainIn := func(ns string, args ...string) string {
+		GinkgoHelper()
+		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		Expect(cluster.WriteKubeconfig(kubeconfig, restConfig, ns)).To(Succeed())
+		var out bytes.Buffer
+		Expect(cli.Explain(suiteCtx, append(args, "--kubeconfig="+kubeconfig), &out)).To(Succeed())
+		return out.String()
+	}
+
+	It("says a ConfigMap outside --resource-label-selector or --namespaces rolls nothing", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+
+		Expect(explainIn(ns, "configmap", "cfg", "--resource-label-selector=reload=yes")).To(
+			ContainSubstring("Not rolled: its labels do not match --resource-label-selector=reload=yes."))
+		Expect(explainIn(ns, "configmap", "cfg", "--namespaces=elsewhere")).To(
+			ContainSubstring("Not rolled: ripple watches only the namespaces elsewhere (--namespaces)."))
+	})
+
+	It("lists the objects a workload's reload list matches by pattern", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg-a", map[string]string{"k": "1"})
+		createDeployment(ns, "dep", map[string]string{annotations.ConfigMapReload: "cfg-.*"})
+
+		Expect(explainIn(ns, "deployment", "dep")).To(MatchRegexp(`(?m)^ConfigMap/cfg-a +yes `))
+	})
+
+	It("says which keys a workload with key precision reads", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"k": "1", "other": "1"})
+		createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.KeyPrecision: "true"}, envConfigMapKey("cfg"))
+
+		Expect(explainIn(ns, "deployment", "dep")).To(MatchRegexp(`(?m)^ConfigMap/cfg +yes .*; only keys k`))
+	})
+})
