@@ -68,11 +68,11 @@ func (r *Refusals) note(lw *toolscache.ListWatch, err error, watching bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, was := r.by[lw]
+	refusal, was := r.by[lw]
 	if !refused {
 		if was {
 			delete(r.by, lw)
-			r.log.Info("Watching again after a refusal")
+			r.log.Info("Watching again after a refusal", "refusal", refusal)
 		}
 		return
 	}
