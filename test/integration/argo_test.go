@@ -302,9 +302,7 @@ var _ = Describe("Argo Rollouts", func() {
 	It("says when its restart replaces one scheduled for later (kubectl argo rollouts restart --in)", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))
-		later := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
-		Expect(unstructured.SetNestedField(ro.Object, later, "spec", "restartAt")).To(Succeed())
-		Expect(k8s.Update(suiteCtx, ro)).To(Succeed())
+		later := scheduleRestartInAnHour(ro)
 		startRipple(argo)
 		before := rolloutRecorded(ro)
 
@@ -647,6 +645,16 @@ var _ = Describe("Reloader's workload cases, on an Argo Rollout", func() {
 	)
 })
 
+// scheduleRestartInAnHour sets ro's restartAt an hour ahead, as `kubectl
+// argo rollouts restart --in 1h` does, and returns it.
+func scheduleRestartInAnHour(ro *unstructured.Unstructured) string {
+	GinkgoHelper()
+	later := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+	Expect(unstructured.SetNestedField(ro.Object, later, "spec", "restartAt")).To(Succeed())
+	Expect(k8s.Update(suiteCtx, ro)).To(Succeed())
+	return later
+}
+
 var _ = Describe("An Argo Rollout with a restart scheduled for later", func() {
 	It("restarts a Rollout with a minimum interval at once when its only restartAt is scheduled for later", func() {
 		ns := newArgoNamespace()
@@ -654,9 +662,7 @@ var _ = Describe("An Argo Rollout with a restart scheduled for later", func() {
 		ann := maps.Clone(restart)
 		ann[annotations.MinRolloutInterval] = "1h"
 		ro := createRollout(ns, "web", ann, nil, envFromConfigMap("cfg"))
-		later := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
-		Expect(unstructured.SetNestedField(ro.Object, later, "spec", "restartAt")).To(Succeed())
-		Expect(k8s.Update(suiteCtx, ro)).To(Succeed())
+		scheduleRestartInAnHour(ro)
 		startRipple(argo)
 		before := rolloutRecorded(ro)
 

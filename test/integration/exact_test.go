@@ -275,18 +275,7 @@ func neverLosingAChange() {
 	})
 
 	It("does not roll a workload created with a record and a stamp copied from another", func() {
-		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
-		first := startRipple()
-		rolled := rolledOnceBy(dep, cm, "2")
-		first.stop()
-		setData(cm, "k", "3")
-		// The pods of a workload created after the change start with it.
-		waitServerPast(ns, max(recordedAt(rolled)+1, lastWrite(cm)))
-
-		copied := createCopy(dep, "restored")
-		restored := withRollouts(copied, stateOf(copied))
-		Expect(restored.Digest).To(Equal(rolled.Digest), "the stamp is copied too")
+		copied, rolled, restored := copiedAfterAChange(ns, true)
 		startRipple()
 
 		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(Equal(rolled.Recorded))
@@ -823,22 +812,33 @@ func createConfigMapsFast(ns, format string, n int) {
 	Expect(g.Wait()).To(Succeed())
 }
 
+// copiedAfterAChange rolls a Deployment for a change, stops ripple, changes
+// its ConfigMap again, and then creates a copy of the Deployment, as a
+// manifest restored from it, with or without its record: the copy's pods
+// start with the second change. It returns the copy, the Deployment as
+// rolled, and the copy as created.
+func copiedAfterAChange(ns string, withRecord bool) (copied *appsv1.Deployment, rolled, restored state) {
+	GinkgoHelper()
+	cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
+	dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
+	first := startRipple()
+	rolled = rolledOnceBy(dep, cm, "2")
+	first.stop()
+	setData(cm, "k", "3")
+	waitServerPast(ns, max(recordedAt(rolled)+1, lastWrite(cm)))
+
+	copied = createCopy(dep, "restored")
+	if !withRecord {
+		removeRecord(copied)
+	}
+	restored = withRollouts(copied, stateOf(copied))
+	Expect(restored.Digest).To(Equal(rolled.Digest), "the stamp is copied too")
+	return copied, rolled, restored
+}
+
 var _ = Describe("A workload restored from a manifest", func() {
 	It("does not roll a workload created without a record but with a stamp copied from an older one", func() {
-		ns := newNamespace(nil)
-		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
-		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
-		first := startRipple()
-		rolled := rolledOnceBy(dep, cm, "2")
-		first.stop()
-		setData(cm, "k", "3")
-		// The copy is created after the change: its pods start with it.
-		waitServerPast(ns, max(recordedAt(rolled)+1, lastWrite(cm)))
-
-		copied := createCopy(dep, "restored")
-		removeRecord(copied)
-		restored := withRollouts(copied, stateOf(copied))
-		Expect(restored.Digest).To(Equal(rolled.Digest), "the stamp is copied too")
+		copied, _, restored := copiedAfterAChange(newNamespace(nil), false)
 		startRipple()
 
 		Eventually(func() string { return stateOf(copied).Recorded }, 20*time.Second).ShouldNot(BeEmpty())
