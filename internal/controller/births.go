@@ -92,6 +92,19 @@ func (b *births) trackableAt(uid types.UID) (birth, bool) {
 	return v, ok
 }
 
+// markedAt returns the API server second ripple last saw the ignore or
+// match annotation of an object it had seen before change, 0 if it did
+// not: coming into view is no such change.
+func (b *births) markedAt(uid types.UID) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok := b.tracking[uid]
+	if !ok || t.version == b.byUID[uid].version {
+		return 0
+	}
+	return t.seen.Unix()
+}
+
 // seenAt returns the API server second ripple saw the object created at,
 // 0 if it did not (created before ripple started, or long ago).
 func (b *births) seenAt(uid types.UID) int64 {

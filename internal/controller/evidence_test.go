@@ -560,6 +560,38 @@ func TestChangedSinceCreation_ACompactedVersionFallsBackToManagedFields(t *testi
 	}
 }
 
+// TestBirths_MarkedOnlyByAnAnnotationChangeAfterRippleSawTheObject: coming
+// into view is no change of an object's ignore or match annotation, so an
+// object created in the seconds of a record can still be told new.
+func TestBirths_MarkedOnlyByAnAnnotationChangeAfterRippleSawTheObject(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(version string) client.Object {
+		o := configObject("ConfigMap")
+		o.UID, o.ResourceVersion = "u", version
+		return o
+	}
+	tests := []struct {
+		name string
+		saw  func(b *births)
+		want int64
+	}{
+		{"never seen", func(*births) {}, 0},
+		{"seen created", func(b *births) { b.add(at("5"), t0) }, 0},
+		{"came into view", func(b *births) { b.add(at("5"), t0); b.trackable(at("5"), t0) }, 0},
+		{"annotation changed after its creation", func(b *births) { b.add(at("5"), t0); b.trackable(at("6"), t0.Add(3*time.Second)) }, 1003},
+		{"annotation changed, its creation unseen", func(b *births) { b.trackable(at("6"), t0.Add(3*time.Second)) }, 1003},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBirths()
+			tt.saw(&b)
+			if got := b.markedAt("u"); got != tt.want {
+				t.Errorf("markedAt = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestChangedSinceTrackable_ALabelIsNoChange: an object that became
 // trackable (its ignore annotation removed) and then only gained a label
 // did not change.

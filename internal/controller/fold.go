@@ -85,18 +85,20 @@ func bucketSum(lines []string) string {
 // that lagged or broke), cannot be in it: they are left out of the buckets
 // and reported one by one as created, as diff does. Those created within
 // clockSlack of the record may or may not be in it: a bucket matches with
-// any of them, and those it matches without are created.
+// any of them, and those it matches without are created. So may those
+// whose ignore or match annotation ripple saw change, which it matches
+// without as newly tracked (tracked.isNew).
 func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string) map[refs.Ref]change {
 	out := map[refs.Ref]change{}
 	old, borderline := map[refs.Ref][]string{}, map[refs.Ref][]refs.Ref{}
 	lines := map[refs.Ref]string{}
 	for ref, cur := range now {
-		if cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack {
+		if cur.markedAt == 0 && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack) {
 			out[ref] = created
 			continue
 		}
 		b, line := bucketRef(ref.Kind, ref.Name), ref.Name+"="+cur.recordValue(short)+"\n"
-		if cur.createdAt >= rec.at-clockSlack {
+		if cur.markedAt != 0 || cur.createdAt >= rec.at-clockSlack {
 			borderline[b] = append(borderline[b], ref)
 			lines[ref] = line
 		} else {
@@ -121,6 +123,9 @@ func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) str
 		for _, ref := range borderline[b] {
 			if !in[ref] {
 				out[ref] = created
+				if now[ref].markedAt != 0 {
+					out[ref] = newlyTracked
+				}
 			}
 		}
 	}

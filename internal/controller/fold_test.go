@@ -71,6 +71,16 @@ func TestFoldedDiff(t *testing.T) {
 			now[cmRef("borderline")] = obs("cc", at)
 			return now
 		}(), map[refs.Ref]change{cmRef("borderline"): created}},
+		{"an object created around the record, not in it, whose ignore annotation changed since, is newly tracked", func() map[refs.Ref]tracked {
+			now := observe(base, at-100)
+			now[cmRef("borderline")] = marked(obs("cc", at), at+9)
+			return now
+		}(), map[refs.Ref]change{cmRef("borderline"): newlyTracked}},
+		{"an object created after the record whose ignore annotation changed since is newly tracked", func() map[refs.Ref]tracked {
+			now := observe(base, at-100)
+			now[cmRef("late")] = marked(seen(obs("cc", at+5), at+5), at+9)
+			return now
+		}(), map[refs.Ref]change{cmRef("late"): newlyTracked}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -91,7 +91,10 @@ type tracked struct {
 	// seenCreated is the API server second ripple saw the object created
 	// at, 0 if it did not: later than createdAt when its watch lagged.
 	seenCreated int64
-	version     versionSum
+	// markedAt is the API server second ripple last saw its ignore or match
+	// annotation change, 0 if it did not.
+	markedAt int64
+	version  versionSum
 	// used holds the keys the workload's pod spec reads of the object, nil
 	// for all of them; precise says the workload tracks only those.
 	used    []string

@@ -170,6 +170,12 @@ func TestDiff_Cases(t *testing.T) {
 			map[refs.Ref]tracked{cmRef("a"): seen(obs("1", 90), 102)}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"older object whose creation ripple saw in the seconds of the record", rec(nil),
 			map[refs.Ref]tracked{cmRef("a"): seen(obs("1", 90), 101)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+		// It was left out of the record for its annotation, not for ripple's
+		// cache: a change made while it was ignored must not roll.
+		{"created in the second of the record, whose ignore annotation ripple saw change since, is newly tracked", rec(nil),
+			map[refs.Ref]tracked{cmRef("a"): marked(obs("1", 100), 103)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+		{"created after the record, whose ignore annotation ripple saw change since, is newly tracked", rec(nil),
+			map[refs.Ref]tracked{cmRef("a"): marked(seen(obs("1", 105), 105), 107)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -190,6 +196,13 @@ func obs(short string, createdAt int64) tracked {
 // seen is t, whose creation ripple saw at the API server second at.
 func seen(t tracked, at int64) tracked {
 	t.seenCreated = at
+	return t
+}
+
+// marked is t, whose ignore or match annotation ripple saw change at the
+// API server second at.
+func marked(t tracked, at int64) tracked {
+	t.markedAt = at
 	return t
 }
 

@@ -54,7 +54,7 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 		}
 		if exists {
 			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(),
-				seenCreated: r.seenCreated(c.meta), version: vs,
+				seenCreated: r.seenCreated(c.meta), markedAt: r.digests.born.markedAt(c.meta.GetUID()), version: vs,
 				used: v.usedKeys[c.ref], precise: v.precise}
 		}
 	}
