@@ -522,6 +522,20 @@ func neverLosingAChange() {
 		expectNoRollout(dep, before)
 	})
 
+	It("does not roll when a ConfigMap whose ignore annotation was removed then only gains a label", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"}, map[string]string{annotations.Ignore: "true"})
+		waitServerPast(ns, lastWrite(cm)+2)
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		startRipple("--debounce=1s")
+		before := recorded(dep)
+
+		update(cm, func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) })
+		update(cm, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"team": "a"} })
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/cfg="))
+		expectNoRollout(dep, before)
+	})
+
 	It("does not roll with --reload-on-delete when a ConfigMap is marked ignored and deleted within one debounce, as Reloader reads the deleted object", func() {
 		cm := createConfigMap(ns, "app-config", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("app-config"))
