@@ -45,6 +45,11 @@ type birth struct {
 	version string
 	// seen is when ripple saw the creation, by the API server's clock.
 	seen time.Time
+	// Of births.tracking only: entered says the object came into view;
+	// else before holds its ignore and match annotations before they
+	// changed, which tell whether a workload tracked it then.
+	entered bool
+	before  map[string]string
 }
 
 func newBirths() births {
@@ -52,26 +57,34 @@ func newBirths() births {
 }
 
 func (b *births) add(obj client.Object, now time.Time) {
-	b.put(b.byUID, obj, now)
+	b.put(b.byUID, obj, birth{seen: now})
 }
 
-// trackable remembers the version at which the object may have become
-// tracked: neither a creation nor a change of its data.
-func (b *births) trackable(obj client.Object, now time.Time) {
-	b.put(b.tracking, obj, now)
+// entered remembers the version at which the object came into view long
+// after its creation: neither a creation nor a change of its data.
+func (b *births) entered(obj client.Object, now time.Time) {
+	b.put(b.tracking, obj, birth{seen: now, entered: true})
 }
 
-func (b *births) put(m map[types.UID]birth, obj client.Object, now time.Time) {
+// marked remembers the version at which the object's ignore or match
+// annotation changed from before: neither a creation nor a change of its
+// data.
+func (b *births) marked(obj client.Object, before map[string]string, now time.Time) {
+	b.put(b.tracking, obj, birth{seen: now, before: before})
+}
+
+func (b *births) put(m map[types.UID]birth, obj client.Object, v birth) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	m[obj.GetUID()] = birth{version: obj.GetResourceVersion(), seen: now}
-	if now.Sub(b.lastPrun) < time.Minute {
+	v.version = obj.GetResourceVersion()
+	m[obj.GetUID()] = v
+	if v.seen.Sub(b.lastPrun) < time.Minute {
 		return
 	}
-	b.lastPrun = now
+	b.lastPrun = v.seen
 	for _, m := range []map[types.UID]birth{b.byUID, b.tracking} {
-		for uid, v := range m {
-			if now.Sub(v.seen) > birthsKept {
+		for uid, old := range m {
+			if v.seen.Sub(old.seen) > birthsKept {
 				delete(m, uid)
 			}
 		}
@@ -90,19 +103,6 @@ func (b *births) trackableAt(uid types.UID) (birth, bool) {
 	defer b.mu.Unlock()
 	v, ok := b.tracking[uid]
 	return v, ok
-}
-
-// markedAt returns the API server second ripple last saw the ignore or
-// match annotation of an object it had seen before change, 0 if it did
-// not: coming into view is no such change.
-func (b *births) markedAt(uid types.UID) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	t, ok := b.tracking[uid]
-	if !ok || t.version == b.byUID[uid].version {
-		return 0
-	}
-	return t.seen.Unix()
 }
 
 // seenAt returns the API server second ripple saw the object created at,

@@ -13,11 +13,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ripple-controller/ripple/internal/annotations"
 	"github.com/ripple-controller/ripple/internal/digest"
+	"github.com/ripple-controller/ripple/internal/options"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/workload"
 )
@@ -560,32 +562,54 @@ func TestChangedSinceCreation_ACompactedVersionFallsBackToManagedFields(t *testi
 	}
 }
 
-// TestBirths_MarkedOnlyByAnAnnotationChangeAfterRippleSawTheObject: coming
-// into view is no change of an object's ignore or match annotation, so an
-// object created in the seconds of a record can still be told new.
-func TestBirths_MarkedOnlyByAnAnnotationChangeAfterRippleSawTheObject(t *testing.T) {
+// TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject: an object the
+// workload tracks on its own side since a change of its annotations, or
+// since it took --resource-label-selector's label, was left out of the
+// record for that; an annotation the workload's policy does not read, or
+// an object coming into view through a watch that lagged, is no such
+// change, so the object may still be a creation.
+func TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	at := func(version string) client.Object {
+	meta := func(version string) client.Object {
 		o := configObject("ConfigMap")
-		o.UID, o.ResourceVersion = "u", version
+		o.Namespace, o.Name, o.UID, o.ResourceVersion = "ns", "cfg", "u", version
 		return o
 	}
+	ignored := map[string]string{annotations.Ignore: "true"}
+	auto := map[string]string{annotations.Auto: "true"}
+	search := map[string]string{annotations.Search: "true"}
 	tests := []struct {
-		name string
-		saw  func(b *births)
-		want int64
+		name     string
+		workload map[string]string
+		selector bool
+		saw      func(b *births)
+		want     int64
 	}{
-		{"never seen", func(*births) {}, 0},
-		{"seen created", func(b *births) { b.add(at("5"), t0) }, 0},
-		{"came into view", func(b *births) { b.add(at("5"), t0); b.trackable(at("5"), t0) }, 0},
-		{"annotation changed after its creation", func(b *births) { b.add(at("5"), t0); b.trackable(at("6"), t0.Add(3*time.Second)) }, 1003},
-		{"annotation changed, its creation unseen", func(b *births) { b.trackable(at("6"), t0.Add(3*time.Second)) }, 1003},
+		{"never seen", auto, false, func(*births) {}, 0},
+		{"seen created", auto, false, func(b *births) { b.add(meta("5"), t0) }, 0},
+		{"its ignore annotation removed", auto, false, func(b *births) { b.marked(meta("6"), ignored, t0.Add(3*time.Second)) }, 1003},
+		{"annotated match, under search", search, false, func(b *births) { b.marked(meta("6"), nil, t0.Add(3*time.Second)) }, 1003},
+		{"annotated match, under auto that tracked it already", auto, false, func(b *births) { b.marked(meta("6"), nil, t0.Add(3*time.Second)) }, 0},
+		{"ignore set to false", auto, false, func(b *births) {
+			b.marked(meta("6"), map[string]string{annotations.Ignore: "false"}, t0.Add(3*time.Second))
+		}, 0},
+		{"into view long after its creation, without a selector", auto, false, func(b *births) { b.entered(meta("5"), t0) }, 0},
+		{"into view long after its creation, under a selector", auto, true, func(b *births) { b.entered(meta("5"), t0) }, 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBirths()
-			tt.saw(&b)
-			if got := b.markedAt("u"); got != tt.want {
+			opts := &options.Options{Keys: annotations.DefaultKeys(), ReloadStrategy: workload.StampAnnotations}
+			if tt.selector {
+				opts.ResourceSelector = labels.SelectorFromSet(labels.Set{"reload": "yes"})
+			}
+			r := &Reconciler{Opts: opts, digests: newDigests(nil, time.Now)}
+			tt.saw(&r.digests.born)
+			dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Annotations: tt.workload}}
+			dep.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}
+			deployments, _ := workload.ByPlural("deployments")
+			v := newViews(deployments, opts).of(dep)
+			if got := r.markedAt(v, candidate{refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}, meta("7")}); got != tt.want {
 				t.Errorf("markedAt = %d, want %d", got, tt.want)
 			}
 		})
@@ -598,7 +622,7 @@ func TestBirths_MarkedOnlyByAnAnnotationChangeAfterRippleSawTheObject(t *testing
 func TestChangedSinceTrackable_ALabelIsNoChange(t *testing.T) {
 	at7 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "u", ResourceVersion: "7"}, Data: map[string]string{"k": "1"}}
 	d := newDigests(exactReader{obj: at7}, time.Now)
-	d.born.trackable(at7, time.Now())
+	d.born.marked(at7, map[string]string{annotations.Ignore: "true"}, time.Now())
 	now := at7.DeepCopy()
 	now.ResourceVersion, now.Labels = "8", map[string]string{"team": "a"}
 	got, err := d.changedSinceTrackable(context.Background(), refs.ConfigMap, &metav1.PartialObjectMetadata{ObjectMeta: now.ObjectMeta}, sumVersion(now))

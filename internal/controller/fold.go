@@ -85,20 +85,25 @@ func bucketSum(lines []string) string {
 // that lagged or broke), cannot be in it: they are left out of the buckets
 // and reported one by one as created, as diff does. Those created within
 // clockSlack of the record may or may not be in it: a bucket matches with
-// any of them, and those it matches without are created. So may those
-// whose ignore or match annotation ripple saw change, which it matches
-// without as newly tracked (tracked.isNew).
+// any of them, and those it matches without are created. Objects that
+// became tracked on their own side (tracked.markedAt) after the record
+// cannot be in it either, and those in the seconds of the record may be:
+// they are newly tracked, not created.
 func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string) map[refs.Ref]change {
 	out := map[refs.Ref]change{}
 	old, borderline := map[refs.Ref][]string{}, map[refs.Ref][]refs.Ref{}
 	lines := map[refs.Ref]string{}
 	for ref, cur := range now {
-		if cur.markedAt == 0 && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack) {
+		switch {
+		case cur.markedAt > rec.at+clockSlack:
+			out[ref] = newlyTracked
+			continue
+		case cur.markedAt == 0 && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack):
 			out[ref] = created
 			continue
 		}
 		b, line := bucketRef(ref.Kind, ref.Name), ref.Name+"="+cur.recordValue(short)+"\n"
-		if cur.markedAt != 0 || cur.createdAt >= rec.at-clockSlack {
+		if cur.markedAt >= rec.at-clockSlack || cur.createdAt >= rec.at-clockSlack {
 			borderline[b] = append(borderline[b], ref)
 			lines[ref] = line
 		} else {

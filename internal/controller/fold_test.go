@@ -76,6 +76,23 @@ func TestFoldedDiff(t *testing.T) {
 			now[cmRef("borderline")] = marked(obs("cc", at), at+9)
 			return now
 		}(), map[refs.Ref]change{cmRef("borderline"): newlyTracked}},
+		{"an old object whose ignore annotation was removed after the record is newly tracked", func() map[refs.Ref]tracked {
+			now := observe(base, at-100)
+			now[cmRef("unignored")] = marked(obs("cc", at-100), at+9)
+			return now
+		}(), map[refs.Ref]change{cmRef("unignored"): newlyTracked}},
+		{"an old object whose ignore annotation was removed in the second of the record, not in it, is newly tracked", func() map[refs.Ref]tracked {
+			now := observe(base, at-100)
+			now[cmRef("unignored")] = marked(obs("cc", at-100), at)
+			return now
+		}(), map[refs.Ref]change{cmRef("unignored"): newlyTracked}},
+		{"objects whose ignore annotation was removed long before the record, and in it, are no change", func() map[refs.Ref]tracked {
+			now := observe(base, at-100)
+			for ref, cur := range now {
+				now[ref] = marked(cur, at-50)
+			}
+			return now
+		}(), map[refs.Ref]change{}},
 		{"an object created after the record whose ignore annotation changed since is newly tracked", func() map[refs.Ref]tracked {
 			now := observe(base, at-100)
 			now[cmRef("late")] = marked(seen(obs("cc", at+5), at+5), at+9)
@@ -88,6 +105,32 @@ func TestFoldedDiff(t *testing.T) {
 				t.Fatalf("foldedDiff = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// Objects that became tracked on their own side after a folded record are
+// not in it, however many share a bucket with one created in the second of
+// the record and in it: a bulk removal of ignore rolls nothing.
+func TestFoldedDiff_ManyObjectsUnignoredAfterTheRecordAreNewlyTracked(t *testing.T) {
+	const at = 1000
+	base := manyObjects(2000, "aa")
+	bucket := bucketRef(refs.ConfigMap, "unignored-0")
+	base[cmRef("unignored-0")] = "cc"
+	now := map[refs.Ref]tracked{cmRef("unignored-0"): obs("cc", at)}
+	for ref, short := range base {
+		if _, ok := now[ref]; !ok {
+			now[ref] = obs(short, at-100)
+		}
+	}
+	want := map[refs.Ref]change{}
+	for i := 1; len(want) <= maxBorderline+3; i++ {
+		if n := fmt.Sprintf("unignored-%d", i); bucketRef(refs.ConfigMap, n) == bucket {
+			now[cmRef(n)] = marked(obs("cc", at-100), at+9)
+			want[cmRef(n)] = newlyTracked
+		}
+	}
+	if got := foldedDiff(record{keyID: "k", at: at, objects: fold(base)}, now, testShort); !maps.Equal(got, want) {
+		t.Fatalf("foldedDiff = %v, want %v", got, want)
 	}
 }
 

@@ -112,7 +112,7 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 				f.digests.born.add(o, now)
 				if o.GetCreationTimestamp().Unix() < now.Unix()-clockSlack {
 					// Created long before: it came into view.
-					f.digests.born.trackable(o, now)
+					f.digests.born.entered(o, now)
 				}
 				f.enqueue(o)
 			}
@@ -129,8 +129,8 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 				f.forget(oldUID)
 			}
 			o := f.object(newObj)
-			if oldUID == newUID && !sameMarks(oldObj, newObj) {
-				f.digests.born.trackable(o, f.digests.now())
+			if before, changed := marksChanged(oldObj, newObj); oldUID == newUID && changed {
+				f.digests.born.marked(o, before, f.digests.now())
 			}
 			f.enqueue(o)
 		},
@@ -160,12 +160,16 @@ func identity(obj any) (types.UID, string) {
 	return "", ""
 }
 
-// sameMarks reports whether two versions of an object carry the same
-// ignore and match annotations, the two that configMeta keeps.
-func sameMarks(a, b any) bool {
+// marksChanged reports whether two versions of an object carry different
+// ignore and match annotations, the two that configMeta keeps, and the
+// first version's.
+func marksChanged(a, b any) (before map[string]string, changed bool) {
 	ma, okA := a.(*configMeta)
 	mb, okB := b.(*configMeta)
-	return !okA || !okB || maps.Equal(ma.annotations, mb.annotations)
+	if !okA || !okB || maps.Equal(ma.annotations, mb.annotations) {
+		return nil, false
+	}
+	return ma.annotations, true
 }
 
 // forget drops what ripple keeps of a deleted object.

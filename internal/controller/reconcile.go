@@ -91,8 +91,8 @@ type tracked struct {
 	// seenCreated is the API server second ripple saw the object created
 	// at, 0 if it did not: later than createdAt when its watch lagged.
 	seenCreated int64
-	// markedAt is the API server second ripple last saw its ignore or match
-	// annotation change, 0 if it did not.
+	// markedAt is the API server second ripple saw it become tracked by
+	// the workload on its own side, 0 if it did not (Reconciler.markedAt).
 	markedAt int64
 	version  versionSum
 	// used holds the keys the workload's pod spec reads of the object, nil

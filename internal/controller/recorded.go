@@ -172,10 +172,10 @@ func diff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string, m
 // server second at was created after it. One created in the seconds around
 // the record may not have been in ripple's cache when it was written, nor
 // one whose creation ripple saw after it (a watch that lagged or broke).
-// One whose ignore or match annotation ripple saw change, though, was left
-// out for that, wherever its creation falls: as in Reloader, its data
-// changed while it was not tracked rolls nothing, and taking it for a
-// creation would compare its data with that at its creation.
+// One that ripple saw become tracked on its own side, though, was left out
+// for that, wherever its creation falls: as in Reloader, its data changed
+// while it was not tracked rolls nothing, and taking it for a creation
+// would compare its data with that at its creation.
 func (t tracked) isNew(at int64) bool {
 	return t.markedAt == 0 && (t.seenCreated > at+clockSlack || t.createdAt >= at-clockSlack)
 }

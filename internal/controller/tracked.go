@@ -54,7 +54,7 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 		}
 		if exists {
 			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(),
-				seenCreated: r.seenCreated(c.meta), markedAt: r.digests.born.markedAt(c.meta.GetUID()), version: vs,
+				seenCreated: r.seenCreated(c.meta), markedAt: r.markedAt(v, c), version: vs,
 				used: v.usedKeys[c.ref], precise: v.precise}
 		}
 	}
@@ -183,6 +183,25 @@ func mayTrack(pol *annotations.Policy, ref refs.Ref, referenced bool) bool {
 		return false
 	}
 	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || kp.Search))
+}
+
+// markedAt is the API server second ripple saw the object become tracked
+// by the workload on its own side, 0 if it did not: its ignore or match
+// annotation changed from what the workload's policy did not track, or,
+// under --resource-label-selector, it took the label long after its
+// creation. Without a selector, an object comes into view long after its
+// creation only through a watch that lagged, which is no such change.
+func (r *Reconciler) markedAt(v *view, c candidate) int64 {
+	m, ok := r.digests.born.trackableAt(c.meta.GetUID())
+	switch {
+	case !ok, m.entered && r.Opts.ResourceSelector == nil:
+		return 0
+	case !m.entered:
+		if tracked, _ := v.policy.Tracks(c.ref.Kind, c.ref.Name, m.before, v.referenced[c.ref]); tracked {
+			return 0
+		}
+	}
+	return m.seen.Unix()
 }
 
 // seenCreated is the API server second ripple saw the object created at,

@@ -522,6 +522,45 @@ func neverLosingAChange() {
 		expectNoRollout(dep, before)
 	})
 
+	// An annotation the workload's policy does not read changes nothing
+	// it tracks: the object is still a creation, as for Reloader.
+	DescribeTable("a ConfigMap created after the record and then annotated match, which auto tracks anyway",
+		func(flags []string, written func(cm *corev1.ConfigMap)) {
+			createConfigMap(ns, "base", map[string]string{"k": "1"})
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("base"), volumeConfigMap("cfg"))
+			startRipple(flags...)
+			before := recorded(dep)
+			waitServerPast(ns, recordedAt(before)+2)
+
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			written(cm)
+			update(cm, func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Match: "true"} })
+
+			expectRolledOnce(dep, before)
+		},
+		Entry("rolls once under --reload-on-create", []string{"--debounce=2s", "--reload-on-create"}, func(*corev1.ConfigMap) {}),
+		Entry("rolls once for a data change written within one debounce", []string{"--debounce=2s"}, func(cm *corev1.ConfigMap) { setData(cm, "k", "2") }),
+	)
+
+	// Reloader sees the label as the object's creation, which rolls only
+	// under --reload-on-create, and its data written before it as nothing.
+	It("does not roll when a ConfigMap created after the record outside --resource-label-selector has its data written, then takes the label", func() {
+		base := createConfigMap(ns, "base", map[string]string{"k": "1"})
+		update(base, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("base"), volumeConfigMap("cfg"))
+		startRipple("--resource-label-selector=reload=yes")
+		before := recorded(dep)
+		waitServerPast(ns, recordedAt(before)+2)
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		updateInALaterSecond(cm)
+		waitServerPast(ns, lastWrite(cm)+1)
+
+		update(cm, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
+
+		Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(ContainSubstring("ConfigMap/cfg="))
+		expectNoRollout(dep, before)
+	})
+
 	It("does not roll when a ConfigMap whose ignore annotation was removed then only gains a label", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"}, map[string]string{annotations.Ignore: "true"})
 		waitServerPast(ns, lastWrite(cm)+2)
