@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -844,15 +845,63 @@ func updateInALaterSecond(cm *corev1.ConfigMap) {
 }
 
 // waitServerPast waits until the API server's clock is past the second at,
-// by reading the creation time of objects it creates.
+// by reading the creation time of objects it creates. It sleeps until the
+// second must have begun, by what the probes so far tell of the server's
+// clock, then probes: one probe or two where a poll every 100 ms made up to
+// thirty, each a create and a delete that every informer of the cluster's
+// ConfigMaps hears of.
 func waitServerPast(ns string, at int64) {
 	GinkgoHelper()
-	Eventually(func() int64 {
-		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "clock-"}}
-		Expect(k8s.Create(suiteCtx, probe)).To(Succeed())
-		Expect(k8s.Delete(suiteCtx, probe)).To(Succeed())
-		return probe.CreationTimestamp.Unix()
-	}, max(10*time.Second, time.Until(time.Unix(at, 0))+10*time.Second), 100*time.Millisecond).Should(BeNumerically(">", at))
+	deadline := time.Now().Add(max(10*time.Second, time.Until(time.Unix(at, 0))+10*time.Second))
+	for serverSecond(ns) <= at {
+		Expect(time.Now().Before(deadline)).To(BeTrue(), "the API server's clock passes the second %d", at)
+		time.Sleep(serverClock.until(at + 1))
+	}
+}
+
+// serverClock bounds the API server's clock minus this process's: a probe
+// sent at local time t0, answered at t1 and created in the server's second
+// s puts it in [s-t1, s+1-t0).
+var serverClock = &clockOffset{lo: math.Inf(-1), hi: math.Inf(1)}
+
+type clockOffset struct {
+	mu     sync.Mutex
+	lo, hi float64
+}
+
+func (c *clockOffset) observe(t0, t1 time.Time, s int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lo = max(c.lo, float64(s)-seconds(t1))
+	c.hi = min(c.hi, float64(s+1)-seconds(t0))
+}
+
+// until returns how long until the server's clock must be in the second
+// at, or, before any probe, a poll's interval.
+func (c *clockOffset) until(at int64) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if math.IsInf(c.lo, -1) {
+		return pollInterval
+	}
+	wait := time.Duration((float64(at)-c.lo)*float64(time.Second)) - time.Duration(time.Now().UnixNano()) + 5*time.Millisecond
+	return max(wait, 10*time.Millisecond)
+}
+
+func seconds(t time.Time) float64 { return float64(t.UnixNano()) / float64(time.Second) }
+
+// serverSecond creates and deletes an object and returns the second the
+// API server created it in.
+func serverSecond(ns string) int64 {
+	GinkgoHelper()
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "clock-"}}
+	t0 := time.Now()
+	Expect(k8s.Create(suiteCtx, probe)).To(Succeed())
+	t1 := time.Now()
+	Expect(k8s.Delete(suiteCtx, probe)).To(Succeed())
+	s := probe.CreationTimestamp.Unix()
+	serverClock.observe(t0, t1, s)
+	return s
 }
 
 func reasonPrefix(reason string) string { return reason + ": " }
