@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,8 +78,9 @@ func (m *configMeta) fill(obj *metav1.PartialObjectMetadata, kind refs.Kind) {
 // namespace of an object repeats that of the one before it in a list,
 // which is sorted, so keeping the last one's string shares it. Each
 // informer has a transform of its own, which client-go calls from the
-// informer's reflector, one object at a time.
-func compactConfig(keys annotations.Keys) toolscache.TransformFunc {
+// informer's reflector, one object at a time; it hands each object to
+// observe, when not nil.
+func compactConfig(keys annotations.Keys, observe func(*configMeta)) toolscache.TransformFunc {
 	keep := []string{keys.Ignore, keys.Match}
 	var lastNS string
 	return func(obj any) (any, error) {
@@ -98,7 +100,83 @@ func compactConfig(keys annotations.Keys) toolscache.TransformFunc {
 				out.annotations[k] = v
 			}
 		}
+		if observe != nil {
+			observe(out)
+		}
 		return out, nil
+	}
+}
+
+// marks notes a change of an object's ignore or match annotation where
+// the informer receives the new version, before its store holds it
+// (births.marked). The informer's handlers run after the store changed:
+// noted there, a reconcile reading the new version in between found no
+// change, took an object ignored until then for a creation, and rolled for
+// a change made while it was ignored.
+type marks struct {
+	kind refs.Kind
+	note markNote
+	// cached reads the version the store holds.
+	cached func(types.NamespacedName) (*configMeta, error)
+
+	mu sync.Mutex
+	// pending holds the versions noted that the handlers have not had yet:
+	// the store may not hold them, and the next version compares with them.
+	pending map[types.UID]*configMeta
+}
+
+// observe notes m when its marks differ from those of the last version
+// received of the object: a pending one, or else the one the store holds.
+// An object never received before has no change to note.
+func (k *marks) observe(m *configMeta) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	prev, ok := k.pending[m.uid]
+	if !ok {
+		cached, err := k.cached(types.NamespacedName{Namespace: m.namespace, Name: m.name})
+		if err != nil || cached.uid != m.uid {
+			return
+		}
+		prev = cached
+	}
+	if prev.version == m.version || maps.Equal(prev.annotations, m.annotations) {
+		return
+	}
+	k.pending[m.uid] = m
+	k.note(m.object(k.kind), prev.annotations)
+}
+
+// handled drops a pending version the handlers have: the store holds it.
+func (k *marks) handled(obj any, deleted bool) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	m, ok := obj.(*configMeta)
+	if !ok {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if p, ok := k.pending[m.uid]; ok && (deleted || p.version == m.version) {
+		delete(k.pending, m.uid)
+	}
+}
+
+// handling wraps h so that marks hears of each version handled first.
+func (k *marks) handling(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			k.handled(obj, false)
+			h.OnAdd(obj, isInInitialList)
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			k.handled(newObj, false)
+			h.OnUpdate(oldObj, newObj)
+		},
+		DeleteFunc: func(obj any) {
+			k.handled(obj, true)
+			h.OnDelete(obj)
+		},
 	}
 }
 
@@ -108,12 +186,14 @@ func compactConfig(keys annotations.Keys) toolscache.TransformFunc {
 type configCache struct {
 	kind      refs.Kind
 	informers map[string]toolscache.SharedIndexInformer
+	marks     *marks
 }
 
-func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind, refused *Refusals) (*configCache, error) {
+func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind, refused *Refusals, marked markNote) (*configCache, error) {
 	selector, namespaces := configScope(opts)
 	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
 	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
+	c.marks = &marks{kind: kind, note: marked, cached: c.get, pending: map[types.UID]*configMeta{}}
 	for _, ns := range namespaces {
 		res := mc.Resource(gvr).Namespace(ns)
 		lw := &toolscache.ListWatch{
@@ -130,7 +210,7 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 			Indexers:          toolscache.Indexers{toolscache.NamespaceIndex: namespaceOf},
 			ObjectDescription: string(kind),
 		})
-		if err := inf.SetTransform(compactConfig(opts.Keys)); err != nil {
+		if err := inf.SetTransform(compactConfig(opts.Keys, c.marks.observe)); err != nil {
 			return nil, fmt.Errorf("caching %ss: %w", kind, err)
 		}
 		if err := inf.SetWatchErrorHandlerWithContext(quietRefusals); err != nil {
@@ -191,7 +271,7 @@ func (c *configCache) hasSynced() bool {
 
 func (c *configCache) addEventHandler(h toolscache.ResourceEventHandler) error {
 	for _, inf := range c.informers {
-		if _, err := inf.AddEventHandler(h); err != nil {
+		if _, err := inf.AddEventHandler(c.marks.handling(h)); err != nil {
 			return fmt.Errorf("watching %s: %w", c.kind, err)
 		}
 	}
@@ -249,10 +329,15 @@ func (c *configCache) list(ns string) ([]*configMeta, error) {
 // configCaches are the caches of the kinds that are not ignored.
 type configCaches map[refs.Kind]*configCache
 
+// markNote hears of a change of an object's ignore or match annotation,
+// with the annotations before it.
+type markNote func(obj client.Object, before map[string]string)
+
 // newConfigCaches returns a cache of each kind that is not ignored, and
 // adds a readiness check that waits for them. Their informers' lists and
-// watches are noted in refused.
-func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals) (configCaches, error) {
+// watches are noted in refused, and the changes of objects' marks in
+// marked.
+func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals, marked markNote) (configCaches, error) {
 	mc, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the metadata client: %w", err)
@@ -262,7 +347,7 @@ func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals)
 		if kindIgnored(opts, kind) {
 			continue
 		}
-		c, err := newConfigCache(mc, opts, kind, refused)
+		c, err := newConfigCache(mc, opts, kind, refused, marked)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -26,7 +27,7 @@ func cachedSecrets(t *testing.T, ns string, metas ...*metav1.PartialObjectMetada
 	t.Helper()
 	inf := toolscache.NewSharedIndexInformerWithOptions(&toolscache.ListWatch{}, &metav1.PartialObjectMetadata{},
 		toolscache.SharedIndexInformerOptions{Indexers: toolscache.Indexers{toolscache.NamespaceIndex: namespaceOf}})
-	compact := compactConfig(annotations.DefaultKeys())
+	compact := compactConfig(annotations.DefaultKeys(), nil)
 	for _, m := range metas {
 		obj, _ := compact(m)
 		if err := inf.GetIndexer().Add(obj); err != nil {
@@ -95,7 +96,7 @@ func TestConfigReads_ListsANamespace(t *testing.T) {
 }
 
 func TestCompactConfig_SharesANamespaceString(t *testing.T) {
-	compact := compactConfig(annotations.DefaultKeys())
+	compact := compactConfig(annotations.DefaultKeys(), nil)
 	a, _ := compact(secretMeta(string([]byte("team")), "a"))
 	b, _ := compact(secretMeta(string([]byte("team")), "b"))
 	if unsafe.StringData(a.(*configMeta).namespace) != unsafe.StringData(b.(*configMeta).namespace) {
@@ -132,7 +133,7 @@ func TestCompactConfig_KeepsOnlyWhatRippleReads(t *testing.T) {
 	wantBare := want
 	wantBare.Annotations = nil
 
-	compact := compactConfig(annotations.DefaultKeys())
+	compact := compactConfig(annotations.DefaultKeys(), nil)
 	tests := []struct {
 		name string
 		in   *metav1.PartialObjectMetadata
@@ -161,7 +162,7 @@ func TestCompactConfig_KeepsOnlyWhatRippleReads(t *testing.T) {
 
 func TestCompactConfig_LeavesOtherObjectsAlone(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{"a": "b"}}}
-	out, err := compactConfig(annotations.DefaultKeys())(cm)
+	out, err := compactConfig(annotations.DefaultKeys(), nil)(cm)
 	if err != nil || out != cm || cm.Labels["a"] != "b" {
 		t.Errorf("a typed object was changed: %v, %v", out, err)
 	}
@@ -188,24 +189,97 @@ func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
 	}
 }
 
-// TestFanout_RemembersWhereAnObjectMayBecomeTracked: a change of the
-// ignore or match annotation, or a late entry into view, is where a data
-// change starts to roll (changedSinceTrackable); other updates and
-// creations are not.
-func TestFanout_RemembersWhereAnObjectMayBecomeTracked(t *testing.T) {
+// TestMarks_NotedBeforeTheStoreHoldsTheVersion: a change of the ignore or
+// match annotation is where a data change starts to roll
+// (changedSinceTrackable). It is noted as the informer receives the
+// version, compared with the last version received, which the store may
+// not hold yet; other writes, and first sights, are not.
+func TestMarks_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 	ignored := map[string]string{annotations.Ignore: "true"}
+	at := func(uid types.UID, version string, ann map[string]string) *configMeta {
+		return &configMeta{namespace: "ns", name: "cfg", uid: uid, version: version, annotations: ann}
+	}
+	type noted struct {
+		version string
+		before  map[string]string
+	}
+	tests := []struct {
+		name   string
+		stored *configMeta
+		run    func(k *marks)
+		want   []noted
+	}{
+		{"ignore removed", at("u", "5", ignored), func(k *marks) { k.observe(at("u", "6", nil)) },
+			[]noted{{"6", ignored}}},
+		{"a data or label write", at("u", "5", ignored), func(k *marks) { k.observe(at("u", "6", ignored)) }, nil},
+		{"first sight", nil, func(k *marks) { k.observe(at("u", "6", nil)) }, nil},
+		{"the same version again, in a relist", at("u", "5", ignored), func(k *marks) { k.observe(at("u", "5", nil)) }, nil},
+		{"another object under the same name", at("old", "5", ignored), func(k *marks) { k.observe(at("u", "6", nil)) }, nil},
+		{"a data write after ignore removed, before the store holds the removal", at("u", "5", ignored), func(k *marks) {
+			k.observe(at("u", "6", nil))
+			k.observe(at("u", "7", nil))
+		}, []noted{{"6", ignored}}},
+		{"ignore put back before the store holds its removal", at("u", "5", ignored), func(k *marks) {
+			k.observe(at("u", "6", nil))
+			k.observe(at("u", "7", ignored))
+		}, []noted{{"6", ignored}, {"7", nil}}},
+		{"a pending version deleted", at("u", "5", ignored), func(k *marks) {
+			k.observe(at("u", "6", nil))
+			k.handled(toolscache.DeletedFinalStateUnknown{Obj: at("u", "6", nil)}, true)
+			if len(k.pending) != 0 {
+				t.Error("a deleted object stays pending")
+			}
+		}, []noted{{"6", ignored}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []noted
+			k := &marks{kind: refs.ConfigMap, pending: map[types.UID]*configMeta{},
+				note: func(obj client.Object, before map[string]string) {
+					got = append(got, noted{obj.GetResourceVersion(), before})
+				},
+				cached: func(types.NamespacedName) (*configMeta, error) {
+					if tt.stored == nil {
+						return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), "cfg")
+					}
+					return tt.stored, nil
+				}}
+			tt.run(k)
+			if !slices.EqualFunc(got, tt.want, func(a, b noted) bool { return a.version == b.version && maps.Equal(a.before, b.before) }) {
+				t.Errorf("noted %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMarks_ThePendingVersionIsDroppedOnceHandled: once the handlers have
+// a version, the store holds it, and the next version compares with it.
+func TestMarks_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
+	stored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "5", annotations: map[string]string{annotations.Ignore: "true"}}
+	k := &marks{kind: refs.ConfigMap, pending: map[types.UID]*configMeta{}, note: func(client.Object, map[string]string) {},
+		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
+	unignored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "6"}
+	k.observe(unignored)
+	k.handled(&configMeta{uid: "u", version: "5"}, false)
+	if len(k.pending) != 1 {
+		t.Fatal("an older version handled dropped the pending one")
+	}
+	k.handled(unignored, false)
+	if len(k.pending) != 0 {
+		t.Fatal("the pending version stays once handled")
+	}
+}
+
+// TestFanout_RemembersWhereAnObjectComesIntoView: a late entry into view
+// is where a data change starts to roll (changedSinceTrackable); creations
+// and the initial list are not.
+func TestFanout_RemembersWhereAnObjectComesIntoView(t *testing.T) {
 	longAgo := time.Now().Add(-time.Hour).Unix()
 	tests := []struct {
 		name        string
 		run         func(f *fanout)
 		wantVersion string
 	}{
-		{"ignore removed", func(f *fanout) {
-			f.handlers().OnUpdate(&configMeta{uid: "u", version: "5", annotations: ignored}, &configMeta{uid: "u", version: "6"})
-		}, "6"},
-		{"a data or label write", func(f *fanout) {
-			f.handlers().OnUpdate(&configMeta{uid: "u", version: "5", annotations: ignored}, &configMeta{uid: "u", version: "6", annotations: ignored})
-		}, ""},
 		{"created now", func(f *fanout) {
 			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: time.Now().Unix()}, false)
 		}, ""},

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -128,11 +127,7 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			if oldUID != newUID {
 				f.forget(oldUID)
 			}
-			o := f.object(newObj)
-			if before, changed := marksChanged(oldObj, newObj); oldUID == newUID && changed {
-				f.digests.born.marked(o, before, f.digests.now())
-			}
-			f.enqueue(o)
+			f.enqueue(f.object(newObj))
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -158,18 +153,6 @@ func identity(obj any) (types.UID, string) {
 		return o.GetUID(), o.GetResourceVersion()
 	}
 	return "", ""
-}
-
-// marksChanged reports whether two versions of an object carry different
-// ignore and match annotations, the two that configMeta keeps, and the
-// first version's.
-func marksChanged(a, b any) (before map[string]string, changed bool) {
-	ma, okA := a.(*configMeta)
-	mb, okB := b.(*configMeta)
-	if !okA || !okB || maps.Equal(ma.annotations, mb.annotations) {
-		return nil, false
-	}
-	return ma.annotations, true
 }
 
 // forget drops what ripple keeps of a deleted object.
