@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,16 +31,21 @@ import (
 const birthsKept = 15 * time.Minute
 
 // births remembers the version at which ripple saw objects created, and
-// the one at which an object may have become tracked on its own side: its
-// ignore or match annotation changed, or it came into
+// the last few at which an object may have become tracked on its own side:
+// its ignore or match annotation changed, or it came into
 // --resource-label-selector's view long after its creation. As in
 // Reloader, a data change after that rolls, and one before it not.
 type births struct {
 	mu       sync.Mutex
 	byUID    map[types.UID]birth
-	tracking map[types.UID]birth
+	tracking map[types.UID][]birth
 	lastPrun time.Time
 }
+
+// marksKept bounds the marks kept of one object: the last one at which a
+// workload began to track it may be followed by a few that changed nothing
+// for that workload (match added under auto, say) within one debounce.
+const marksKept = 4
 
 type birth struct {
 	version string
@@ -53,40 +59,51 @@ type birth struct {
 }
 
 func newBirths() births {
-	return births{byUID: map[types.UID]birth{}, tracking: map[types.UID]birth{}}
+	return births{byUID: map[types.UID]birth{}, tracking: map[types.UID][]birth{}}
 }
 
 func (b *births) add(obj client.Object, now time.Time) {
-	b.put(b.byUID, obj, birth{seen: now})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.byUID[obj.GetUID()] = birth{version: obj.GetResourceVersion(), seen: now}
+	b.prune(now)
 }
 
 // entered remembers the version at which the object came into view long
 // after its creation: neither a creation nor a change of its data.
 func (b *births) entered(obj client.Object, now time.Time) {
-	b.put(b.tracking, obj, birth{seen: now, entered: true})
+	b.mark(obj, birth{seen: now, entered: true})
 }
 
 // marked remembers the version at which the object's ignore or match
 // annotation changed from before: neither a creation nor a change of its
 // data.
 func (b *births) marked(obj client.Object, before map[string]string, now time.Time) {
-	b.put(b.tracking, obj, birth{seen: now, before: before})
+	b.mark(obj, birth{seen: now, before: before})
 }
 
-func (b *births) put(m map[types.UID]birth, obj client.Object, v birth) {
+func (b *births) mark(obj client.Object, m birth) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v.version = obj.GetResourceVersion()
-	m[obj.GetUID()] = v
-	if v.seen.Sub(b.lastPrun) < time.Minute {
+	m.version = obj.GetResourceVersion()
+	marks := append(b.tracking[obj.GetUID()], m)
+	b.tracking[obj.GetUID()] = marks[max(0, len(marks)-marksKept):]
+	b.prune(m.seen)
+}
+
+func (b *births) prune(now time.Time) {
+	if now.Sub(b.lastPrun) < time.Minute {
 		return
 	}
-	b.lastPrun = v.seen
-	for _, m := range []map[types.UID]birth{b.byUID, b.tracking} {
-		for uid, old := range m {
-			if v.seen.Sub(old.seen) > birthsKept {
-				delete(m, uid)
-			}
+	b.lastPrun = now
+	for uid, v := range b.byUID {
+		if now.Sub(v.seen) > birthsKept {
+			delete(b.byUID, uid)
+		}
+	}
+	for uid, marks := range b.tracking {
+		if now.Sub(marks[len(marks)-1].seen) > birthsKept {
+			delete(b.tracking, uid)
 		}
 	}
 }
@@ -98,11 +115,11 @@ func (b *births) forget(uid types.UID) {
 	b.mu.Unlock()
 }
 
-func (b *births) trackableAt(uid types.UID) (birth, bool) {
+// marksOf returns the object's marks kept, oldest first.
+func (b *births) marksOf(uid types.UID) []birth {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, ok := b.tracking[uid]
-	return v, ok
+	return slices.Clone(b.tracking[uid])
 }
 
 // seenAt returns the API server second ripple saw the object created at,
@@ -147,18 +164,17 @@ func (d *digests) changedSinceCreation(ctx context.Context, kind refs.Kind, meta
 	return first.sum != cur.sum || first.rewritten(meta), nil
 }
 
-// changedSinceTrackable reports whether the data of an object that may
-// have become tracked on its own side (births.trackable) differs from its
-// data then. Compacted away or unreadable, its managed fields tell whether
-// it was written in a later second.
-func (d *digests) changedSinceTrackable(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum) (bool, error) {
-	then, ok := d.born.trackableAt(meta.GetUID())
-	if !ok || then.version == cur.version {
+// changedSinceTrackable reports whether the data of an object that began
+// to be tracked on its own side at the mark then (Reconciler.marks)
+// differs from its data then. Compacted away or unreadable, its managed
+// fields tell whether it was written in a later second.
+func (d *digests) changedSinceTrackable(ctx context.Context, kind refs.Kind, meta client.Object, cur versionSum, then mark) (bool, error) {
+	if then.version == "" || then.version == cur.version {
 		return false, nil
 	}
 	first, found, err := d.versionAt(ctx, kind, meta, then.version)
 	if err != nil || !found {
-		return cur.dataWrittenAt > then.seen.Unix(), nil //nolint:nilerr // the fallback is the answer
+		return cur.dataWrittenAt > then.at, nil //nolint:nilerr // the fallback is the answer
 	}
 	return first.sum != cur.sum, nil
 }

@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,7 +83,7 @@ func (m *configMeta) fill(obj *metav1.PartialObjectMetadata, kind refs.Kind) {
 // informer has a transform of its own, which client-go calls from the
 // informer's reflector, one object at a time; it hands each object to
 // observe, when not nil.
-func compactConfig(keys annotations.Keys, observe func(*configMeta)) toolscache.TransformFunc {
+func compactConfig(keys annotations.Keys, observe func(*configMeta, *metav1.PartialObjectMetadata)) toolscache.TransformFunc {
 	keep := []string{keys.Ignore, keys.Match}
 	var lastNS string
 	return func(obj any) (any, error) {
@@ -101,53 +104,88 @@ func compactConfig(keys annotations.Keys, observe func(*configMeta)) toolscache.
 			}
 		}
 		if observe != nil {
-			observe(out)
+			observe(out, m)
 		}
 		return out, nil
 	}
 }
 
-// marks notes a change of an object's ignore or match annotation where
-// the informer receives the new version, before its store holds it
-// (births.marked). The informer's handlers run after the store changed:
-// noted there, a reconcile reading the new version in between found no
-// change, took an object ignored until then for a creation, and rolled for
-// a change made while it was ignored.
-type marks struct {
-	kind refs.Kind
-	note markNote
+// markWatch notes, where the informer receives a version of an object and
+// before its store holds it, a change of the object's ignore or match
+// annotation (births.marked) and, under --resource-label-selector, its
+// coming into view by a label written after its creation (births.entered).
+// The informer's handlers run after the store changed: noted there, a
+// reconcile reading the new version in between found no change, took an
+// object ignored until then for a creation, and rolled for a change made
+// while it was ignored.
+type markWatch struct {
+	kind     refs.Kind
+	born     *births
+	now      func() time.Time
+	selector bool
+	synced   func() bool
 	// cached reads the version the store holds.
 	cached func(types.NamespacedName) (*configMeta, error)
 
 	mu sync.Mutex
-	// pending holds the versions noted that the handlers have not had yet:
-	// the store may not hold them, and the next version compares with them.
+	// pending holds the versions the handlers have not had yet of objects
+	// marked or first seen since the initial list: the store may not hold
+	// them, and the next version compares with them.
 	pending map[types.UID]*configMeta
 }
 
-// observe notes m when its marks differ from those of the last version
-// received of the object: a pending one, or else the one the store holds.
-// An object never received before has no change to note.
-func (k *marks) observe(m *configMeta) {
+// observe compares m, made from obj, with the last version received of
+// the object: a pending one, or else the one the store holds.
+func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	prev, ok := k.pending[m.uid]
-	if !ok {
+	prev, seen := k.pending[m.uid]
+	if !seen {
 		cached, err := k.cached(types.NamespacedName{Namespace: m.namespace, Name: m.name})
-		if err != nil || cached.uid != m.uid {
+		prev, seen = cached, err == nil && cached.uid == m.uid
+	}
+	switch {
+	case !seen:
+		// The initial list is no one's entry into view.
+		if !k.synced() {
 			return
 		}
-		prev = cached
+		k.pending[m.uid] = m
+		if k.selector && labelsWrittenAfterCreation(obj) {
+			k.born.entered(m.object(k.kind), k.now())
+		}
+	case prev.version != m.version && !maps.Equal(prev.annotations, m.annotations):
+		k.pending[m.uid] = m
+		k.born.marked(m.object(k.kind), prev.annotations, k.now())
 	}
-	if prev.version == m.version || maps.Equal(prev.annotations, m.annotations) {
-		return
+}
+
+// labelsWrittenAfterCreation reports whether the object's managed fields
+// show its labels written in a later second than its creation: one that
+// comes into view with such a label came in by it; one without was
+// created in view and seen late, a watch that lagged or broke.
+func labelsWrittenAfterCreation(obj *metav1.PartialObjectMetadata) bool {
+	created := obj.CreationTimestamp.Unix()
+	for _, mf := range obj.ManagedFields {
+		if mf.Time == nil || mf.Time.Unix() <= created || mf.FieldsV1 == nil {
+			continue
+		}
+		raw := mf.FieldsV1.GetRawBytes()
+		if !bytes.Contains(raw, []byte(`"f:labels"`)) {
+			continue
+		}
+		var owned struct {
+			Metadata map[string]json.RawMessage `json:"f:metadata"`
+		}
+		if json.Unmarshal(raw, &owned) == nil && owned.Metadata["f:labels"] != nil {
+			return true
+		}
 	}
-	k.pending[m.uid] = m
-	k.note(m.object(k.kind), prev.annotations)
+	return false
 }
 
 // handled drops a pending version the handlers have: the store holds it.
-func (k *marks) handled(obj any, deleted bool) {
+func (k *markWatch) handled(obj any, deleted bool) {
 	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
@@ -162,8 +200,8 @@ func (k *marks) handled(obj any, deleted bool) {
 	}
 }
 
-// handling wraps h so that marks hears of each version handled first.
-func (k *marks) handling(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
+// handling wraps h so that k hears of each version handled first.
+func (k *markWatch) handling(h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			k.handled(obj, false)
@@ -186,14 +224,15 @@ func (k *marks) handling(h toolscache.ResourceEventHandler) toolscache.ResourceE
 type configCache struct {
 	kind      refs.Kind
 	informers map[string]toolscache.SharedIndexInformer
-	marks     *marks
+	marks     *markWatch
 }
 
-func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind, refused *Refusals, marked markNote) (*configCache, error) {
+func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind, refused *Refusals, sums *digests) (*configCache, error) {
 	selector, namespaces := configScope(opts)
 	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
 	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
-	c.marks = &marks{kind: kind, note: marked, cached: c.get, pending: map[types.UID]*configMeta{}}
+	c.marks = &markWatch{kind: kind, born: &sums.born, now: sums.now, selector: selector != "", synced: c.hasSynced,
+		cached: c.get, pending: map[types.UID]*configMeta{}}
 	for _, ns := range namespaces {
 		res := mc.Resource(gvr).Namespace(ns)
 		lw := &toolscache.ListWatch{
@@ -329,15 +368,11 @@ func (c *configCache) list(ns string) ([]*configMeta, error) {
 // configCaches are the caches of the kinds that are not ignored.
 type configCaches map[refs.Kind]*configCache
 
-// markNote hears of a change of an object's ignore or match annotation,
-// with the annotations before it.
-type markNote func(obj client.Object, before map[string]string)
-
 // newConfigCaches returns a cache of each kind that is not ignored, and
 // adds a readiness check that waits for them. Their informers' lists and
 // watches are noted in refused, and the changes of objects' marks in
-// marked.
-func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals, marked markNote) (configCaches, error) {
+// sums' births.
+func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals, sums *digests) (configCaches, error) {
 	mc, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("creating the metadata client: %w", err)
@@ -347,7 +382,7 @@ func newConfigCaches(mgr ctrl.Manager, opts *options.Options, refused *Refusals,
 		if kindIgnored(opts, kind) {
 			continue
 		}
-		c, err := newConfigCache(mc, opts, kind, refused, marked)
+		c, err := newConfigCache(mc, opts, kind, refused, sums)
 		if err != nil {
 			return nil, err
 		}

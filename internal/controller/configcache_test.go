@@ -189,55 +189,69 @@ func TestFanout_ForgetsAnObjectReplacedWithinARelist(t *testing.T) {
 	}
 }
 
-// TestMarks_NotedBeforeTheStoreHoldsTheVersion: a change of the ignore or
-// match annotation is where a data change starts to roll
-// (changedSinceTrackable). It is noted as the informer receives the
-// version, compared with the last version received, which the store may
-// not hold yet; other writes, and first sights, are not.
-func TestMarks_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
+// TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion: a change of the
+// ignore or match annotation, or under --resource-label-selector an entry
+// into view by a label written after the creation, is where a data change
+// starts to roll (changedSinceTrackable). It is noted as the informer
+// receives the version, compared with the last version received, which
+// the store may not hold yet; other writes, creations seen late and the
+// initial list are not.
+func TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 	ignored := map[string]string{annotations.Ignore: "true"}
+	created := time.Unix(1000, 0)
 	at := func(uid types.UID, version string, ann map[string]string) *configMeta {
-		return &configMeta{namespace: "ns", name: "cfg", uid: uid, version: version, annotations: ann}
+		return &configMeta{namespace: "ns", name: "cfg", uid: uid, version: version, created: created.Unix(), annotations: ann}
 	}
+	labelled := func(after time.Duration) *metav1.PartialObjectMetadata {
+		written := metav1.NewTime(created.Add(after))
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(created),
+			ManagedFields: []metav1.ManagedFieldsEntry{{Time: &written, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:reload":{}}}}`)}}}}
+	}
+	unlabelled := &metav1.PartialObjectMetadata{}
+	dataKeyLabels := labelled(time.Minute)
+	dataKeyLabels.ManagedFields[0].FieldsV1 = metav1.NewFieldsV1(`{"f:data":{"f:labels":{}}}`)
 	type noted struct {
 		version string
+		entered bool
 		before  map[string]string
 	}
 	tests := []struct {
-		name   string
-		stored *configMeta
-		run    func(k *marks)
-		want   []noted
+		name     string
+		stored   *configMeta
+		selector bool
+		synced   bool
+		run      func(k *markWatch)
+		want     []noted
 	}{
-		{"ignore removed", at("u", "5", ignored), func(k *marks) { k.observe(at("u", "6", nil)) },
-			[]noted{{"6", ignored}}},
-		{"a data or label write", at("u", "5", ignored), func(k *marks) { k.observe(at("u", "6", ignored)) }, nil},
-		{"first sight", nil, func(k *marks) { k.observe(at("u", "6", nil)) }, nil},
-		{"the same version again, in a relist", at("u", "5", ignored), func(k *marks) { k.observe(at("u", "5", nil)) }, nil},
-		{"another object under the same name", at("old", "5", ignored), func(k *marks) { k.observe(at("u", "6", nil)) }, nil},
-		{"a data write after ignore removed, before the store holds the removal", at("u", "5", ignored), func(k *marks) {
-			k.observe(at("u", "6", nil))
-			k.observe(at("u", "7", nil))
-		}, []noted{{"6", ignored}}},
-		{"ignore put back before the store holds its removal", at("u", "5", ignored), func(k *marks) {
-			k.observe(at("u", "6", nil))
-			k.observe(at("u", "7", ignored))
-		}, []noted{{"6", ignored}, {"7", nil}}},
-		{"a pending version deleted", at("u", "5", ignored), func(k *marks) {
-			k.observe(at("u", "6", nil))
-			k.handled(toolscache.DeletedFinalStateUnknown{Obj: at("u", "6", nil)}, true)
-			if len(k.pending) != 0 {
-				t.Error("a deleted object stays pending")
-			}
-		}, []noted{{"6", ignored}}},
+		{"ignore removed", at("u", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "6", nil), unlabelled) },
+			[]noted{{"6", false, ignored}}},
+		{"a data or label write", at("u", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "6", ignored), unlabelled) }, nil},
+		{"first sight", nil, false, true, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(time.Minute)) }, nil},
+		{"the same version again, in a relist", at("u", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "5", nil), unlabelled) }, nil},
+		{"another object under the same name", at("old", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "6", nil), unlabelled) }, nil},
+		{"a data write after ignore removed, before the store holds the removal", at("u", "5", ignored), false, true, func(k *markWatch) {
+			k.observe(at("u", "6", nil), unlabelled)
+			k.observe(at("u", "7", nil), unlabelled)
+		}, []noted{{"6", false, ignored}}},
+		{"ignore put back before the store holds its removal", at("u", "5", ignored), false, true, func(k *markWatch) {
+			k.observe(at("u", "6", nil), unlabelled)
+			k.observe(at("u", "7", ignored), unlabelled)
+		}, []noted{{"6", false, ignored}, {"7", false, nil}}},
+		{"into view by a label written after the creation", nil, true, true, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(time.Minute)) },
+			[]noted{{"6", true, nil}}},
+		{"into view by a label, then its data written before the store holds it", nil, true, true, func(k *markWatch) {
+			k.observe(at("u", "6", nil), labelled(time.Minute))
+			k.observe(at("u", "7", nil), labelled(time.Minute))
+		}, []noted{{"6", true, nil}}},
+		{"created labelled, a data key named labels written later, seen late", nil, true, true, func(k *markWatch) { k.observe(at("u", "6", nil), dataKeyLabels) }, nil},
+		{"created labelled and seen late", nil, true, true, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(0)) }, nil},
+		{"in the initial list", nil, true, false, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(time.Minute)) }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []noted
-			k := &marks{kind: refs.ConfigMap, pending: map[types.UID]*configMeta{},
-				note: func(obj client.Object, before map[string]string) {
-					got = append(got, noted{obj.GetResourceVersion(), before})
-				},
+			born := newBirths()
+			k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: tt.selector, synced: func() bool { return tt.synced },
+				pending: map[types.UID]*configMeta{},
 				cached: func(types.NamespacedName) (*configMeta, error) {
 					if tt.stored == nil {
 						return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), "cfg")
@@ -245,21 +259,29 @@ func TestMarks_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 					return tt.stored, nil
 				}}
 			tt.run(k)
-			if !slices.EqualFunc(got, tt.want, func(a, b noted) bool { return a.version == b.version && maps.Equal(a.before, b.before) }) {
+			var got []noted
+			for _, b := range born.marksOf("u") {
+				got = append(got, noted{b.version, b.entered, b.before})
+			}
+			if !slices.EqualFunc(got, tt.want, func(a, b noted) bool {
+				return a.version == b.version && a.entered == b.entered && maps.Equal(a.before, b.before)
+			}) {
 				t.Errorf("noted %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
-// TestMarks_ThePendingVersionIsDroppedOnceHandled: once the handlers have
-// a version, the store holds it, and the next version compares with it.
-func TestMarks_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
+// TestMarkWatch_ThePendingVersionIsDroppedOnceHandled: once the handlers
+// have a version, the store holds it, and the next version compares with
+// it; a deleted object is dropped.
+func TestMarkWatch_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
 	stored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "5", annotations: map[string]string{annotations.Ignore: "true"}}
-	k := &marks{kind: refs.ConfigMap, pending: map[types.UID]*configMeta{}, note: func(client.Object, map[string]string) {},
+	born := newBirths()
+	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, synced: func() bool { return true }, pending: map[types.UID]*configMeta{},
 		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
 	unignored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "6"}
-	k.observe(unignored)
+	k.observe(unignored, &metav1.PartialObjectMetadata{})
 	k.handled(&configMeta{uid: "u", version: "5"}, false)
 	if len(k.pending) != 1 {
 		t.Fatal("an older version handled dropped the pending one")
@@ -268,38 +290,10 @@ func TestMarks_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
 	if len(k.pending) != 0 {
 		t.Fatal("the pending version stays once handled")
 	}
-}
-
-// TestFanout_RemembersWhereAnObjectComesIntoView: a late entry into view
-// is where a data change starts to roll (changedSinceTrackable); creations
-// and the initial list are not.
-func TestFanout_RemembersWhereAnObjectComesIntoView(t *testing.T) {
-	longAgo := time.Now().Add(-time.Hour).Unix()
-	tests := []struct {
-		name        string
-		run         func(f *fanout)
-		wantVersion string
-	}{
-		{"created now", func(f *fanout) {
-			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: time.Now().Unix()}, false)
-		}, ""},
-		{"into view long after its creation", func(f *fanout) {
-			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: longAgo}, false)
-		}, "5"},
-		{"in the initial list", func(f *fanout) {
-			f.handlers().OnAdd(&configMeta{uid: "u", version: "5", created: longAgo}, true)
-		}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sums := newDigests(nil, time.Now)
-			f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
-			tt.run(f)
-			got, _ := sums.born.trackableAt("u")
-			if got.version != tt.wantVersion {
-				t.Errorf("remembered version %q, want %q", got.version, tt.wantVersion)
-			}
-		})
+	k.observe(&configMeta{namespace: "ns", name: "cfg", uid: "u", version: "7"}, &metav1.PartialObjectMetadata{})
+	k.handled(toolscache.DeletedFinalStateUnknown{Obj: &configMeta{uid: "u", version: "6"}}, true)
+	if len(k.pending) != 0 {
+		t.Fatal("a deleted object stays pending")
 	}
 }
 

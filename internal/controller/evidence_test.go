@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -562,13 +561,12 @@ func TestChangedSinceCreation_ACompactedVersionFallsBackToManagedFields(t *testi
 	}
 }
 
-// TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject: an object the
-// workload tracks on its own side since a change of its annotations, or
-// since it took --resource-label-selector's label, was left out of the
-// record for that; an annotation the workload's policy does not read, or
-// an object coming into view through a watch that lagged, is no such
-// change, so the object may still be a creation.
-func TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject(t *testing.T) {
+// TestMarks_SinceTheLastChangeThatMadeTheWorkloadTrackTheObject: an object
+// the workload tracks on its own side since a change of its annotations,
+// or since it took --resource-label-selector's label, was left out of the
+// record for that, and a data change since rolls; an annotation the
+// workload's policy does not read begins nothing, also after one that did.
+func TestMarks_SinceTheLastChangeThatMadeTheWorkloadTrackTheObject(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	meta := func(version string) client.Object {
 		o := configObject("ConfigMap")
@@ -576,32 +574,40 @@ func TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject(t *testing.T) {
 		return o
 	}
 	ignored := map[string]string{annotations.Ignore: "true"}
+	matched := map[string]string{annotations.Match: "true"}
 	auto := map[string]string{annotations.Auto: "true"}
 	search := map[string]string{annotations.Search: "true"}
+	later := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	tests := []struct {
-		name     string
-		workload map[string]string
-		selector bool
-		saw      func(b *births)
-		want     int64
+		name      string
+		workload  map[string]string
+		saw       func(b *births)
+		since     string
+		untracked map[int64]bool
 	}{
-		{"never seen", auto, false, func(*births) {}, 0},
-		{"seen created", auto, false, func(b *births) { b.add(meta("5"), t0) }, 0},
-		{"its ignore annotation removed", auto, false, func(b *births) { b.marked(meta("6"), ignored, t0.Add(3*time.Second)) }, 1003},
-		{"annotated match, under search", search, false, func(b *births) { b.marked(meta("6"), nil, t0.Add(3*time.Second)) }, 1003},
-		{"annotated match, under auto that tracked it already", auto, false, func(b *births) { b.marked(meta("6"), nil, t0.Add(3*time.Second)) }, 0},
-		{"ignore set to false", auto, false, func(b *births) {
-			b.marked(meta("6"), map[string]string{annotations.Ignore: "false"}, t0.Add(3*time.Second))
-		}, 0},
-		{"into view long after its creation, without a selector", auto, false, func(b *births) { b.entered(meta("5"), t0) }, 0},
-		{"into view long after its creation, under a selector", auto, true, func(b *births) { b.entered(meta("5"), t0) }, 1000},
+		{"never marked", auto, func(*births) {}, "", nil},
+		{"its ignore annotation removed", auto, func(b *births) { b.marked(meta("6"), ignored, later(3)) }, "6",
+			map[int64]bool{1000: true, 1003: false}},
+		{"annotated match, under search", search, func(b *births) { b.marked(meta("6"), nil, later(3)) }, "6", nil},
+		{"annotated match, under auto that tracked it already", auto, func(b *births) { b.marked(meta("6"), nil, later(3)) }, "", nil},
+		{"ignore set to false", auto, func(b *births) { b.marked(meta("6"), map[string]string{annotations.Ignore: "false"}, later(3)) }, "", nil},
+		{"ignore removed, then match annotated", auto, func(b *births) {
+			b.marked(meta("6"), ignored, later(3))
+			b.marked(meta("8"), nil, later(4))
+		}, "6", map[int64]bool{1000: true, 1003: false}},
+		{"ignore added, then removed", auto, func(b *births) {
+			b.marked(meta("6"), nil, later(3))
+			b.marked(meta("7"), ignored, later(4))
+		}, "7", map[int64]bool{1000: false, 1003: true, 1004: false}},
+		{"match removed and annotated again, under search", search, func(b *births) {
+			b.marked(meta("6"), matched, later(3))
+			b.marked(meta("7"), nil, later(4))
+		}, "7", map[int64]bool{1000: false, 1003: true}},
+		{"into view by a label", auto, func(b *births) { b.entered(meta("5"), t0) }, "5", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := &options.Options{Keys: annotations.DefaultKeys(), ReloadStrategy: workload.StampAnnotations}
-			if tt.selector {
-				opts.ResourceSelector = labels.SelectorFromSet(labels.Set{"reload": "yes"})
-			}
 			r := &Reconciler{Opts: opts, digests: newDigests(nil, time.Now)}
 			tt.saw(&r.digests.born)
 			dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Annotations: tt.workload}}
@@ -609,8 +615,14 @@ func TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject(t *testing.T) {
 				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}}
 			deployments, _ := workload.ByPlural("deployments")
 			v := newViews(deployments, opts).of(dep)
-			if got := r.markedAt(v, candidate{refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}, meta("7")}); got != tt.want {
-				t.Errorf("markedAt = %d, want %d", got, tt.want)
+			cur := tracked{marks: r.marks(v, candidate{refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}, meta("9")})}
+			if since, _ := cur.since(); since.version != tt.since {
+				t.Errorf("since version %q, want %q", since.version, tt.since)
+			}
+			for at, want := range tt.untracked {
+				if got := cur.untrackedAt(at); got != want {
+					t.Errorf("untrackedAt(%d) = %v, want %v", at, got, want)
+				}
 			}
 		})
 	}
@@ -622,10 +634,10 @@ func TestMarkedAt_OnlyWhatMadeTheWorkloadTrackTheObject(t *testing.T) {
 func TestChangedSinceTrackable_ALabelIsNoChange(t *testing.T) {
 	at7 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", UID: "u", ResourceVersion: "7"}, Data: map[string]string{"k": "1"}}
 	d := newDigests(exactReader{obj: at7}, time.Now)
-	d.born.marked(at7, map[string]string{annotations.Ignore: "true"}, time.Now())
 	now := at7.DeepCopy()
 	now.ResourceVersion, now.Labels = "8", map[string]string{"team": "a"}
-	got, err := d.changedSinceTrackable(context.Background(), refs.ConfigMap, &metav1.PartialObjectMetadata{ObjectMeta: now.ObjectMeta}, sumVersion(now))
+	got, err := d.changedSinceTrackable(context.Background(), refs.ConfigMap, &metav1.PartialObjectMetadata{ObjectMeta: now.ObjectMeta}, sumVersion(now),
+		mark{at: time.Now().Unix(), version: "7", began: true})
 	if err != nil || got {
 		t.Fatalf("changedSinceTrackable = %v, %v; want false", got, err)
 	}

@@ -85,25 +85,27 @@ func bucketSum(lines []string) string {
 // that lagged or broke), cannot be in it: they are left out of the buckets
 // and reported one by one as created, as diff does. Those created within
 // clockSlack of the record may or may not be in it: a bucket matches with
-// any of them, and those it matches without are created. Objects that
-// became tracked on their own side (tracked.markedAt) after the record
-// cannot be in it either, and those in the seconds of the record may be:
-// they are newly tracked, not created.
+// any of them, and those it matches without are created. Objects the
+// workload did not track after the record, by the first of their marks
+// since (tracked.marks), cannot be in it either; those it began to track
+// in the seconds of the record, or since and back and forth, may be: they
+// are newly tracked, not created.
 func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string) map[refs.Ref]change {
 	out := map[refs.Ref]change{}
 	old, borderline := map[refs.Ref][]string{}, map[refs.Ref][]refs.Ref{}
 	lines := map[refs.Ref]string{}
 	for ref, cur := range now {
+		since, began := cur.since()
 		switch {
-		case cur.markedAt > rec.at+clockSlack:
+		case cur.untrackedAt(rec.at + clockSlack):
 			out[ref] = newlyTracked
 			continue
-		case cur.markedAt == 0 && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack):
+		case !began && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack):
 			out[ref] = created
 			continue
 		}
 		b, line := bucketRef(ref.Kind, ref.Name), ref.Name+"="+cur.recordValue(short)+"\n"
-		if cur.markedAt >= rec.at-clockSlack || cur.createdAt >= rec.at-clockSlack {
+		if (began && since.at >= rec.at-clockSlack) || cur.createdAt >= rec.at-clockSlack {
 			borderline[b] = append(borderline[b], ref)
 			lines[ref] = line
 		} else {
@@ -128,7 +130,7 @@ func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) str
 		for _, ref := range borderline[b] {
 			if !in[ref] {
 				out[ref] = created
-				if now[ref].markedAt != 0 {
+				if _, began := now[ref].since(); began {
 					out[ref] = newlyTracked
 				}
 			}

@@ -134,6 +134,40 @@ func TestFoldedDiff_ManyObjectsUnignoredAfterTheRecordAreNewlyTracked(t *testing
 	}
 }
 
+// A member of a folded record whose ignore annotation was added and removed
+// since is in the record: its bucket matches, and nothing rolls.
+func TestFoldedDiff_AMemberIgnoredAndBackSinceTheRecordIsNoChange(t *testing.T) {
+	const at = 1000
+	base := manyObjects(2000, "aa")
+	now := map[refs.Ref]tracked{}
+	for ref, short := range base {
+		now[ref] = obs(short, at-100)
+	}
+	toggled := now[cmRef("app-config-00042")]
+	toggled.marks = []mark{{at: at + 5}, {at: at + 6, began: true}}
+	now[cmRef("app-config-00042")] = toggled
+	if got := foldedDiff(record{keyID: "k", at: at, objects: fold(base)}, now, testShort); len(got) != 0 {
+		t.Fatalf("foldedDiff = %v, want no change", got)
+	}
+}
+
+// Members a workload began to track long before a folded record are old
+// members, however many share a bucket with an object created in the
+// second of the record and not in it, which is a creation.
+func TestFoldedDiff_MembersMarkedLongBeforeTheRecordAreOld(t *testing.T) {
+	const at = 1000
+	base := manyObjects(2000, "aa")
+	now := map[refs.Ref]tracked{}
+	for ref, short := range base {
+		now[ref] = marked(obs(short, at-100), at-50)
+	}
+	now[cmRef("late-0")] = obs("cc", at)
+	want := map[refs.Ref]change{cmRef("late-0"): created}
+	if got := foldedDiff(record{keyID: "k", at: at, objects: fold(base)}, now, testShort); !maps.Equal(got, want) {
+		t.Fatalf("foldedDiff = %v, want %v", got, want)
+	}
+}
+
 // Objects created in the seconds around a folded record share its buckets,
 // some in the record and some not (a bulk creation while ripple records
 // it): those it holds are no change, the others are creations, and nothing

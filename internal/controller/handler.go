@@ -107,12 +107,7 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			if o := f.object(obj); o != nil && !isInInitialList {
 				// Back in view (a label under --resource-label-selector): not gone.
 				f.digests.back(o.GetUID())
-				now := f.digests.now()
-				f.digests.born.add(o, now)
-				if o.GetCreationTimestamp().Unix() < now.Unix()-clockSlack {
-					// Created long before: it came into view.
-					f.digests.born.entered(o, now)
-				}
+				f.digests.born.add(o, f.digests.now())
 				f.enqueue(o)
 			}
 		},

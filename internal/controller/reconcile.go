@@ -91,10 +91,10 @@ type tracked struct {
 	// seenCreated is the API server second ripple saw the object created
 	// at, 0 if it did not: later than createdAt when its watch lagged.
 	seenCreated int64
-	// markedAt is the API server second ripple saw it become tracked by
-	// the workload on its own side, 0 if it did not (Reconciler.markedAt).
-	markedAt int64
-	version  versionSum
+	// marks are the changes ripple saw of it that may have made the
+	// workload track it on its own side, oldest first (Reconciler.marks).
+	marks   []mark
+	version versionSum
 	// used holds the keys the workload's pod spec reads of the object, nil
 	// for all of them; precise says the workload tracks only those.
 	used    []string
@@ -462,7 +462,8 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[
 		case c == created && !r.Opts.ReloadOnCreate:
 			changed, err = r.digests.changedSinceCreation(ctx, ref.Kind, t.meta, t.version)
 		case c == newlyTracked:
-			changed, err = r.digests.changedSinceTrackable(ctx, ref.Kind, t.meta, t.version)
+			since, _ := t.since()
+			changed, err = r.digests.changedSinceTrackable(ctx, ref.Kind, t.meta, t.version, since)
 		default:
 			continue
 		}

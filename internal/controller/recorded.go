@@ -177,7 +177,8 @@ func diff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string, m
 // while it was not tracked rolls nothing, and taking it for a creation
 // would compare its data with that at its creation.
 func (t tracked) isNew(at int64) bool {
-	return t.markedAt == 0 && (t.seenCreated > at+clockSlack || t.createdAt >= at-clockSlack)
+	_, began := t.since()
+	return !began && (t.seenCreated > at+clockSlack || t.createdAt >= at-clockSlack)
 }
 
 // stamp is the value of the ConfigDigest annotation on a pod template: the

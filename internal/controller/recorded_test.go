@@ -199,10 +199,10 @@ func seen(t tracked, at int64) tracked {
 	return t
 }
 
-// marked is t, whose ignore or match annotation ripple saw change at the
-// API server second at.
+// marked is t, which the workload began to track on its own side (its
+// ignore annotation removed, say) at the API server second at.
 func marked(t tracked, at int64) tracked {
-	t.markedAt = at
+	t.marks = append(t.marks, mark{at: at, began: true})
 	return t
 }
 

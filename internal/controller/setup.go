@@ -194,9 +194,7 @@ func apiServed(mgr ctrl.Manager, typ workload.Type) (bool, error) {
 // informer instead of one per type saved 0.5 MiB in the bench's memory
 // scenario.
 func watchConfig(ctx context.Context, mgr ctrl.Manager, opts *options.Options, sums *digests, refused *Refusals) (configCaches, []*fanout, error) {
-	caches, err := newConfigCaches(mgr, opts, refused, func(obj client.Object, before map[string]string) {
-		sums.born.marked(obj, before, sums.now())
-	})
+	caches, err := newConfigCaches(mgr, opts, refused, sums)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,7 +54,7 @@ func (r *Reconciler) track(ctx context.Context, ns string, v *view) (map[refs.Re
 		}
 		if exists {
 			current[c.ref] = tracked{meta: c.meta, createdAt: c.meta.GetCreationTimestamp().Unix(),
-				seenCreated: r.seenCreated(c.meta), markedAt: r.markedAt(v, c), version: vs,
+				seenCreated: r.seenCreated(c.meta), marks: r.marks(v, c), version: vs,
 				used: v.usedKeys[c.ref], precise: v.precise}
 		}
 	}
@@ -185,23 +185,53 @@ func mayTrack(pol *annotations.Policy, ref refs.Ref, referenced bool) bool {
 	return kp.Reload.Match(ref.Name) || (referenced && (kp.Auto || kp.Search))
 }
 
-// markedAt is the API server second ripple saw the object become tracked
-// by the workload on its own side, 0 if it did not: its ignore or match
-// annotation changed from what the workload's policy did not track, or,
-// under --resource-label-selector, it took the label long after its
-// creation. Without a selector, an object comes into view long after its
-// creation only through a watch that lagged, which is no such change.
-func (r *Reconciler) markedAt(v *view, c candidate) int64 {
-	m, ok := r.digests.born.trackableAt(c.meta.GetUID())
-	switch {
-	case !ok, m.entered && r.Opts.ResourceSelector == nil:
-		return 0
-	case !m.entered:
-		if tracked, _ := v.policy.Tracks(c.ref.Kind, c.ref.Name, m.before, v.referenced[c.ref]); tracked {
-			return 0
+// mark is a change ripple saw of an object that may have made a workload
+// track it on its own side (births.tracking), read with that workload's
+// policy.
+type mark struct {
+	// at is the API server second ripple saw it at.
+	at      int64
+	version string
+	// began says the workload did not track the object before it: its
+	// ignore annotation went, match came under search, or, under
+	// --resource-label-selector, it took the label.
+	began bool
+}
+
+// marks reads the object's marks with the workload's policy.
+func (r *Reconciler) marks(v *view, c candidate) []mark {
+	kept := r.digests.born.marksOf(c.meta.GetUID())
+	if len(kept) == 0 {
+		return nil
+	}
+	out := make([]mark, len(kept))
+	for i, b := range kept {
+		tracked, _ := v.policy.Tracks(c.ref.Kind, c.ref.Name, b.before, v.referenced[c.ref])
+		out[i] = mark{at: b.seen.Unix(), version: b.version, began: b.entered || !tracked}
+	}
+	return out
+}
+
+// since returns the last mark at which the workload began to track the
+// object, if any: a data change after it rolls, one before it not.
+func (t tracked) since() (mark, bool) {
+	for i := len(t.marks) - 1; i >= 0; i-- {
+		if t.marks[i].began {
+			return t.marks[i], true
 		}
 	}
-	return m.seen.Unix()
+	return mark{}, false
+}
+
+// untrackedAt reports whether the workload did not track the object at
+// the API server second at, by the first mark after it.
+func (t tracked) untrackedAt(at int64) bool {
+	for _, m := range t.marks {
+		if m.at > at {
+			return m.began
+		}
+	}
+	return false
 }
 
 // seenCreated is the API server second ripple saw the object created at,

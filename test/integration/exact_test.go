@@ -562,6 +562,79 @@ func neverLosingAChange() {
 		expectNoRollout(dep, before)
 	})
 
+	// The object began to be tracked with the first write, so the data
+	// written after it rolls, whatever annotation changes after that.
+	DescribeTable("a ConfigMap that becomes tracked, has its data written, then is annotated match, within one debounce",
+		func(flags []string, untracked, tracked func(*corev1.ConfigMap)) {
+			base := createConfigMap(ns, "base", map[string]string{"k": "1"})
+			update(base, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
+			cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+			update(cm, untracked)
+			waitServerPast(ns, lastWrite(cm)+2)
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("base"), volumeConfigMap("cfg"))
+			startRipple(flags...)
+			before := recorded(dep)
+			waitServerPast(ns, recordedAt(before)+2)
+
+			update(cm, tracked)
+			setData(cm, "k", "2")
+			update(cm, func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Match: "true"} })
+
+			expectRolledOnce(dep, before)
+		},
+		Entry("rolls once after its ignore annotation is removed", []string{"--debounce=2s"},
+			func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} },
+			func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) }),
+		Entry("rolls once after it takes --resource-label-selector's label", []string{"--debounce=2s", "--resource-label-selector=reload=yes"},
+			func(*corev1.ConfigMap) {},
+			func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} }),
+	)
+
+	It("does not roll when a member of a folded record is marked ignored and back within one debounce", func() {
+		createConfigMapsFast(ns, "app-config-%04d", 400)
+		dep := createDeployment(ns, "dep", map[string]string{annotations.ConfigMapReload: "app-config-.*"})
+		startRipple("--debounce=1s")
+		before := recorded(dep)
+		Expect(before.Recorded).To(ContainSubstring("ConfigMap/#"), "the record is folded")
+		waitServerPast(ns, recordedAt(before)+2)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-config-0001"}}
+
+		update(cm, func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} })
+		update(cm, func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) })
+
+		Consistently(before.Rollouts, time.Second+quiet).Should(BeZero(), "nothing the workload tracks changed")
+	})
+
+	// A ConfigMap created with the selector's label is a creation, however
+	// late ripple sees it.
+	DescribeTable("under --resource-label-selector and --reload-on-create, a ConfigMap created labelled after the record",
+		func(late func(b *breakableWatches, s *slowWatches) (before, after func())) {
+			base := createConfigMap(ns, "base", map[string]string{"k": "1"})
+			update(base, func(c *corev1.ConfigMap) { c.Labels = map[string]string{"reload": "yes"} })
+			dep := createDeployment(ns, "dep", auto, volumeConfigMap("base"), volumeConfigMap("cfg"))
+			broken, slow := &breakableWatches{path: "/configmaps"}, &slowWatches{path: "/configmaps"}
+			withRippleTransport(func(next http.RoundTripper) http.RoundTripper { return slow.wrap(broken.wrap(next)) })
+			startRipple("--reload-on-create", "--resource-label-selector=reload=yes")
+			before := recorded(dep)
+			waitServerPast(ns, recordedAt(before)+2)
+			lag, catchUp := late(broken, slow)
+
+			lag()
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg", Labels: map[string]string{"reload": "yes"}},
+				Data: map[string]string{"k": "1"}}
+			Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
+			catchUp()
+
+			expectRolledOnce(dep, before)
+		},
+		Entry("rolls once when its watch lags by seconds", func(_ *breakableWatches, s *slowWatches) (func(), func()) {
+			return func() { s.delay.Store(int64(3 * time.Second)) }, func() {}
+		}),
+		Entry("rolls once when its watch breaks and ripple lists again", func(b *breakableWatches, _ *slowWatches) (func(), func()) {
+			return b.cut, func() { waitServerPast(ns, time.Now().Unix()+1); b.restore() }
+		}),
+	)
+
 	It("does not roll when a ConfigMap whose ignore annotation was removed then only gains a label", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"}, map[string]string{annotations.Ignore: "true"})
 		waitServerPast(ns, lastWrite(cm)+2)
@@ -804,6 +877,37 @@ func (b *breakableWatches) restore() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.broken = false
+}
+
+// slowWatches delays each read of ripple's watches of one resource by
+// delay, as a watch that lags behind the API server.
+type slowWatches struct {
+	path  string
+	delay atomic.Int64
+}
+
+func (s *slowWatches) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err != nil || req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, s.path) || req.URL.Query().Get("watch") == "" {
+			return resp, err
+		}
+		resp.Body = &slowBody{ReadCloser: resp.Body, s: s}
+		return resp, nil
+	})
+}
+
+type slowBody struct {
+	io.ReadCloser
+	s *slowWatches
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if d := time.Duration(b.s.delay.Load()); d > 0 && n > 0 {
+		time.Sleep(d)
+	}
+	return n, err
 }
 
 // recordedAt is the API server second the record in s was written at.
