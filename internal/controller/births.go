@@ -33,7 +33,8 @@ const birthsKept = 15 * time.Minute
 // births remembers the version at which ripple saw objects created, and
 // the last few at which an object may have become tracked on its own side:
 // its ignore or match annotation changed, or it came into
-// --resource-label-selector's view long after its creation. As in
+// --resource-label-selector's view by a label written after its creation
+// (markWatch). As in
 // Reloader, a data change after that rolls, and one before it not.
 type births struct {
 	mu       sync.Mutex
@@ -69,8 +70,8 @@ func (b *births) add(obj client.Object, now time.Time) {
 	b.prune(now)
 }
 
-// entered remembers the version at which the object came into view long
-// after its creation: neither a creation nor a change of its data.
+// entered remembers the version at which the object came into view by a
+// label: neither a creation nor a change of its data.
 func (b *births) entered(obj client.Object, now time.Time) {
 	b.mark(obj, birth{seen: now, entered: true})
 }
