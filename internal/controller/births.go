@@ -43,10 +43,12 @@ type births struct {
 	lastPrun time.Time
 }
 
-// marksKept bounds the marks kept of one object: the last one at which a
-// workload began to track it may be followed by a few that changed nothing
-// for that workload (match added under auto, say) within one debounce.
-const marksKept = 4
+// marksKept bounds the marks kept of one object: the first, which tells
+// whether a workload tracked it before, and the last ones, among which the
+// last at which a workload began to track it may be followed by others
+// that changed nothing for that workload (match added under auto, say).
+// More than that within one debounce is a script, not an edit.
+const marksKept = 16
 
 type birth struct {
 	version string
@@ -88,7 +90,10 @@ func (b *births) mark(obj client.Object, m birth) {
 	defer b.mu.Unlock()
 	m.version = obj.GetResourceVersion()
 	marks := append(b.tracking[obj.GetUID()], m)
-	b.tracking[obj.GetUID()] = marks[max(0, len(marks)-marksKept):]
+	if len(marks) > marksKept {
+		marks = slices.Delete(marks, 1, 2)
+	}
+	b.tracking[obj.GetUID()] = marks
 	b.prune(m.seen)
 }
 

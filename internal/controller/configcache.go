@@ -123,7 +123,6 @@ type markWatch struct {
 	born     *births
 	now      func() time.Time
 	selector bool
-	synced   func() bool
 	// cached reads the version the store holds.
 	cached func(types.NamespacedName) (*configMeta, error)
 
@@ -136,20 +135,21 @@ type markWatch struct {
 
 // observe compares m, made from obj, with the last version received of
 // the object: a pending one, or else the one the store holds.
-func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata) {
+func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata, synced func() bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	prev, seen := k.pending[m.uid]
 	if !seen {
+		// The initial list of the informer has nothing to compare with,
+		// and is no one's entry into view.
+		if !synced() {
+			return
+		}
 		cached, err := k.cached(types.NamespacedName{Namespace: m.namespace, Name: m.name})
 		prev, seen = cached, err == nil && cached.uid == m.uid
 	}
 	switch {
 	case !seen:
-		// The initial list is no one's entry into view.
-		if !k.synced() {
-			return
-		}
 		k.pending[m.uid] = m
 		if k.selector && labelsWrittenAfterCreation(obj) {
 			k.born.entered(m.object(k.kind), k.now())
@@ -163,7 +163,11 @@ func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata) {
 // labelsWrittenAfterCreation reports whether the object's managed fields
 // show its labels written in a later second than its creation: one that
 // comes into view with such a label came in by it; one without was
-// created in view and seen late, a watch that lagged or broke.
+// created in view and seen late, a watch that lagged or broke. An entry's
+// time is when its manager last wrote any of its fields, so an object
+// created labelled whose creator wrote its data again in a later second,
+// both before ripple sees it, counts as come into view (a leftover: most
+// objects that take a label later take it from the manager of their data).
 func labelsWrittenAfterCreation(obj *metav1.PartialObjectMetadata) bool {
 	created := obj.CreationTimestamp.Unix()
 	for _, mf := range obj.ManagedFields {
@@ -231,7 +235,7 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 	selector, namespaces := configScope(opts)
 	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
 	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
-	c.marks = &markWatch{kind: kind, born: &sums.born, now: sums.now, selector: selector != "", synced: c.hasSynced,
+	c.marks = &markWatch{kind: kind, born: &sums.born, now: sums.now, selector: selector != "",
 		cached: c.get, pending: map[types.UID]*configMeta{}}
 	for _, ns := range namespaces {
 		res := mc.Resource(gvr).Namespace(ns)
@@ -249,7 +253,8 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 			Indexers:          toolscache.Indexers{toolscache.NamespaceIndex: namespaceOf},
 			ObjectDescription: string(kind),
 		})
-		if err := inf.SetTransform(compactConfig(opts.Keys, c.marks.observe)); err != nil {
+		observe := func(m *configMeta, obj *metav1.PartialObjectMetadata) { c.marks.observe(m, obj, inf.HasSynced) }
+		if err := inf.SetTransform(compactConfig(opts.Keys, observe)); err != nil {
 			return nil, fmt.Errorf("caching %ss: %w", kind, err)
 		}
 		if err := inf.SetWatchErrorHandlerWithContext(quietRefusals); err != nil {

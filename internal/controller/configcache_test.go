@@ -210,6 +210,7 @@ func TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 	unlabelled := &metav1.PartialObjectMetadata{}
 	dataKeyLabels := labelled(time.Minute)
 	dataKeyLabels.ManagedFields[0].FieldsV1 = metav1.NewFieldsV1(`{"f:data":{"f:labels":{}}}`)
+
 	type noted struct {
 		version string
 		entered bool
@@ -220,45 +221,58 @@ func TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 		stored   *configMeta
 		selector bool
 		synced   bool
-		run      func(k *markWatch)
+		run      func(observe func(*configMeta, *metav1.PartialObjectMetadata))
 		want     []noted
 	}{
-		{"ignore removed", at("u", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "6", nil), unlabelled) },
+		{"ignore removed", at("u", "5", ignored), false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) { observe(at("u", "6", nil), unlabelled) },
 			[]noted{{"6", false, ignored}}},
-		{"a data or label write", at("u", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "6", ignored), unlabelled) }, nil},
-		{"first sight", nil, false, true, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(time.Minute)) }, nil},
-		{"the same version again, in a relist", at("u", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "5", nil), unlabelled) }, nil},
-		{"another object under the same name", at("old", "5", ignored), false, true, func(k *markWatch) { k.observe(at("u", "6", nil), unlabelled) }, nil},
-		{"a data write after ignore removed, before the store holds the removal", at("u", "5", ignored), false, true, func(k *markWatch) {
-			k.observe(at("u", "6", nil), unlabelled)
-			k.observe(at("u", "7", nil), unlabelled)
+		{"a data or label write", at("u", "5", ignored), false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", ignored), unlabelled)
+		}, nil},
+		{"first sight", nil, false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), labelled(time.Minute))
+		}, nil},
+		{"the same version again, in a relist", at("u", "5", ignored), false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) { observe(at("u", "5", nil), unlabelled) }, nil},
+		{"another object under the same name", at("old", "5", ignored), false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) { observe(at("u", "6", nil), unlabelled) }, nil},
+		{"a data write after ignore removed, before the store holds the removal", at("u", "5", ignored), false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), unlabelled)
+			observe(at("u", "7", nil), unlabelled)
 		}, []noted{{"6", false, ignored}}},
-		{"ignore put back before the store holds its removal", at("u", "5", ignored), false, true, func(k *markWatch) {
-			k.observe(at("u", "6", nil), unlabelled)
-			k.observe(at("u", "7", ignored), unlabelled)
+		{"ignore put back before the store holds its removal", at("u", "5", ignored), false, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), unlabelled)
+			observe(at("u", "7", ignored), unlabelled)
 		}, []noted{{"6", false, ignored}, {"7", false, nil}}},
-		{"into view by a label written after the creation", nil, true, true, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(time.Minute)) },
+		{"into view by a label written after the creation", nil, true, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), labelled(time.Minute))
+		},
 			[]noted{{"6", true, nil}}},
-		{"into view by a label, then its data written before the store holds it", nil, true, true, func(k *markWatch) {
-			k.observe(at("u", "6", nil), labelled(time.Minute))
-			k.observe(at("u", "7", nil), labelled(time.Minute))
+		{"into view by a label, then its data written before the store holds it", nil, true, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), labelled(time.Minute))
+			observe(at("u", "7", nil), labelled(time.Minute))
 		}, []noted{{"6", true, nil}}},
-		{"created labelled, a data key named labels written later, seen late", nil, true, true, func(k *markWatch) { k.observe(at("u", "6", nil), dataKeyLabels) }, nil},
-		{"created labelled and seen late", nil, true, true, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(0)) }, nil},
-		{"in the initial list", nil, true, false, func(k *markWatch) { k.observe(at("u", "6", nil), labelled(time.Minute)) }, nil},
+		{"created labelled, a data key named labels written later, seen late", nil, true, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), dataKeyLabels)
+		}, nil},
+		{"created labelled and seen late", nil, true, true, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), labelled(0))
+		}, nil},
+		{"in the initial list", nil, true, false, func(observe func(*configMeta, *metav1.PartialObjectMetadata)) {
+			observe(at("u", "6", nil), labelled(time.Minute))
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			born := newBirths()
-			k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: tt.selector, synced: func() bool { return tt.synced },
-				pending: map[types.UID]*configMeta{},
+			k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: tt.selector, pending: map[types.UID]*configMeta{},
 				cached: func(types.NamespacedName) (*configMeta, error) {
 					if tt.stored == nil {
 						return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), "cfg")
 					}
 					return tt.stored, nil
 				}}
-			tt.run(k)
+			tt.run(func(m *configMeta, obj *metav1.PartialObjectMetadata) {
+				k.observe(m, obj, func() bool { return tt.synced })
+			})
 			var got []noted
 			for _, b := range born.marksOf("u") {
 				got = append(got, noted{b.version, b.entered, b.before})
@@ -278,10 +292,11 @@ func TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 func TestMarkWatch_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
 	stored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "5", annotations: map[string]string{annotations.Ignore: "true"}}
 	born := newBirths()
-	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, synced: func() bool { return true }, pending: map[types.UID]*configMeta{},
+	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, pending: map[types.UID]*configMeta{},
 		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
 	unignored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "6"}
-	k.observe(unignored, &metav1.PartialObjectMetadata{})
+	synced := func() bool { return true }
+	k.observe(unignored, &metav1.PartialObjectMetadata{}, synced)
 	k.handled(&configMeta{uid: "u", version: "5"}, false)
 	if len(k.pending) != 1 {
 		t.Fatal("an older version handled dropped the pending one")
@@ -290,7 +305,7 @@ func TestMarkWatch_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
 	if len(k.pending) != 0 {
 		t.Fatal("the pending version stays once handled")
 	}
-	k.observe(&configMeta{namespace: "ns", name: "cfg", uid: "u", version: "7"}, &metav1.PartialObjectMetadata{})
+	k.observe(&configMeta{namespace: "ns", name: "cfg", uid: "u", version: "7"}, &metav1.PartialObjectMetadata{}, synced)
 	k.handled(toolscache.DeletedFinalStateUnknown{Obj: &configMeta{uid: "u", version: "6"}}, true)
 	if len(k.pending) != 0 {
 		t.Fatal("a deleted object stays pending")

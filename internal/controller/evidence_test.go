@@ -604,6 +604,12 @@ func TestMarks_SinceTheLastChangeThatMadeTheWorkloadTrackTheObject(t *testing.T)
 			b.marked(meta("7"), nil, later(4))
 		}, "7", map[int64]bool{1000: false, 1003: true}},
 		{"into view by a label", auto, func(b *births) { b.entered(meta("5"), t0) }, "5", nil},
+		{"more marks than kept, the first kept", auto, func(b *births) {
+			b.marked(meta("6"), ignored, later(1))
+			for i := range marksKept {
+				b.marked(meta(fmt.Sprint(7+i)), nil, later(2))
+			}
+		}, "6", map[int64]bool{1000: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -616,13 +622,46 @@ func TestMarks_SinceTheLastChangeThatMadeTheWorkloadTrackTheObject(t *testing.T)
 			deployments, _ := workload.ByPlural("deployments")
 			v := newViews(deployments, opts).of(dep)
 			cur := tracked{marks: r.marks(v, candidate{refs.Ref{Kind: refs.ConfigMap, Name: "cfg"}, meta("9")})}
-			if since, _ := cur.since(); since.version != tt.since {
+			if since, _ := cur.since(0); since.version != tt.since {
 				t.Errorf("since version %q, want %q", since.version, tt.since)
 			}
 			for at, want := range tt.untracked {
 				if got := cur.untrackedAt(at); got != want {
 					t.Errorf("untrackedAt(%d) = %v, want %v", at, got, want)
 				}
+			}
+		})
+	}
+}
+
+// TestMarks_OnlyThoseSinceTheRecordTellWhyAnObjectIsMissingFromIt: a data
+// change counts from a mark since the record, not from one long before
+// it; an object is left out of the record for its marks when it was not
+// tracked from its creation, or not when the record was written; one
+// created after the record and tracked from its creation is a creation,
+// whatever marks follow.
+func TestMarks_OnlyThoseSinceTheRecordTellWhyAnObjectIsMissingFromIt(t *testing.T) {
+	const at = 100
+	tests := []struct {
+		name      string
+		createdAt int64
+		marks     []mark
+		since     string
+		leftOut   bool
+	}{
+		{"began long before the record", 10, []mark{{at: 50, version: "5", began: true}}, "", true},
+		{"ignored long before the record, and back", 10, []mark{{at: 40, version: "4"}, {at: 50, version: "5", began: true}}, "", false},
+		{"began after the record", 10, []mark{{at: 103, version: "7", began: true}}, "7", true},
+		{"created after the record, ignored and back", 102, []mark{{at: 103, version: "6"}, {at: 104, version: "7", began: true}}, "7", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := tracked{createdAt: tt.createdAt, marks: tt.marks}
+			if since, _ := cur.since(at); since.version != tt.since {
+				t.Errorf("since = %q, want %q", since.version, tt.since)
+			}
+			if got := cur.leftOut(at); got != tt.leftOut {
+				t.Errorf("leftOut = %v, want %v", got, tt.leftOut)
 			}
 		})
 	}

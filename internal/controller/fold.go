@@ -95,17 +95,17 @@ func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) str
 	old, borderline := map[refs.Ref][]string{}, map[refs.Ref][]refs.Ref{}
 	lines := map[refs.Ref]string{}
 	for ref, cur := range now {
-		since, began := cur.since()
+		_, began := cur.since(rec.at)
 		switch {
 		case cur.untrackedAt(rec.at + clockSlack):
 			out[ref] = newlyTracked
 			continue
-		case !began && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack):
+		case !cur.leftOut(rec.at) && (cur.createdAt > rec.at+clockSlack || cur.seenCreated > rec.at+clockSlack):
 			out[ref] = created
 			continue
 		}
 		b, line := bucketRef(ref.Kind, ref.Name), ref.Name+"="+cur.recordValue(short)+"\n"
-		if (began && since.at >= rec.at-clockSlack) || cur.createdAt >= rec.at-clockSlack {
+		if began || cur.createdAt >= rec.at-clockSlack {
 			borderline[b] = append(borderline[b], ref)
 			lines[ref] = line
 		} else {
@@ -130,7 +130,7 @@ func foldedDiff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) str
 		for _, ref := range borderline[b] {
 			if !in[ref] {
 				out[ref] = created
-				if _, began := now[ref].since(); began {
+				if now[ref].leftOut(rec.at) {
 					out[ref] = newlyTracked
 				}
 			}

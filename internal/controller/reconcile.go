@@ -432,7 +432,7 @@ func changedKeys(rec record, current map[refs.Ref]tracked, causes []refs.Ref, ke
 // the tracked objects now.
 func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed digest.Keyed) (map[refs.Ref]change, error) {
 	if isFolded(rec.objects) {
-		return r.creationsChanged(ctx, v, foldedDiff(rec, v.current, keyed.Short))
+		return r.creationsChanged(ctx, v, rec.at, foldedDiff(rec, v.current, keyed.Short))
 	}
 	missing := map[refs.Ref]change{}
 	for ref := range rec.objects {
@@ -445,13 +445,14 @@ func (r *Reconciler) changes(ctx context.Context, v state, rec record, keyed dig
 		}
 		missing[ref] = why
 	}
-	return r.creationsChanged(ctx, v, diff(rec, v.current, keyed.Short, missing))
+	return r.creationsChanged(ctx, v, rec.at, diff(rec, v.current, keyed.Short, missing))
 }
 
 // creationsChanged turns the creations of objects whose data changed since,
-// and the objects newly tracked whose data changed since they may have
-// become tracked on their own side, into changes that roll.
-func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
+// and the objects newly tracked whose data changed since they began to be
+// tracked on their own side after the record written at recordAt, into
+// changes that roll.
+func (r *Reconciler) creationsChanged(ctx context.Context, v state, recordAt int64, changes map[refs.Ref]change) (map[refs.Ref]change, error) {
 	out := make(map[refs.Ref]change, len(changes))
 	for ref, c := range changes {
 		out[ref] = c
@@ -462,7 +463,7 @@ func (r *Reconciler) creationsChanged(ctx context.Context, v state, changes map[
 		case c == created && !r.Opts.ReloadOnCreate:
 			changed, err = r.digests.changedSinceCreation(ctx, ref.Kind, t.meta, t.version)
 		case c == newlyTracked:
-			since, _ := t.since()
+			since, _ := t.since(recordAt)
 			changed, err = r.digests.changedSinceTrackable(ctx, ref.Kind, t.meta, t.version, since)
 		default:
 			continue

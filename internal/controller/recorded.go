@@ -172,13 +172,12 @@ func diff(rec record, now map[refs.Ref]tracked, short func(digest.Sum) string, m
 // server second at was created after it. One created in the seconds around
 // the record may not have been in ripple's cache when it was written, nor
 // one whose creation ripple saw after it (a watch that lagged or broke).
-// One that ripple saw become tracked on its own side, though, was left out
-// for that, wherever its creation falls: as in Reloader, its data changed
+// One that the workload did not track, by its marks, was left out for
+// that, wherever its creation falls: as in Reloader, its data changed
 // while it was not tracked rolls nothing, and taking it for a creation
 // would compare its data with that at its creation.
 func (t tracked) isNew(at int64) bool {
-	_, began := t.since()
-	return !began && (t.seenCreated > at+clockSlack || t.createdAt >= at-clockSlack)
+	return !t.leftOut(at) && (t.seenCreated > at+clockSlack || t.createdAt >= at-clockSlack)
 }
 
 // stamp is the value of the ConfigDigest annotation on a pod template: the

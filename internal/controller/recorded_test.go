@@ -174,6 +174,12 @@ func TestDiff_Cases(t *testing.T) {
 		// cache: a change made while it was ignored must not roll.
 		{"created in the second of the record, whose ignore annotation ripple saw change since, is newly tracked", rec(nil),
 			map[refs.Ref]tracked{cmRef("a"): marked(obs("1", 100), 103)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
+		{"created after the record and tracked, then ignored and back, is created", rec(nil),
+			map[refs.Ref]tracked{cmRef("a"): func() tracked {
+				t := seen(obs("1", 105), 105)
+				t.marks = []mark{{at: 106}, {at: 107, began: true}}
+				return t
+			}()}, nil, map[refs.Ref]change{cmRef("a"): created}},
 		{"created after the record, whose ignore annotation ripple saw change since, is newly tracked", rec(nil),
 			map[refs.Ref]tracked{cmRef("a"): marked(seen(obs("1", 105), 105), 107)}, nil, map[refs.Ref]change{cmRef("a"): newlyTracked}},
 	}

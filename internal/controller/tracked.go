@@ -212,15 +212,29 @@ func (r *Reconciler) marks(v *view, c candidate) []mark {
 	return out
 }
 
-// since returns the last mark at which the workload began to track the
-// object, if any: a data change after it rolls, one before it not.
-func (t tracked) since() (mark, bool) {
-	for i := len(t.marks) - 1; i >= 0; i-- {
+// Marks older than the record, less clockSlack, cannot be why an object
+// is missing from it: since and leftOut read only those after.
+
+// since returns the last mark after the record written at the API server
+// second at at which the workload began to track the object, if any: a
+// data change after it rolls, one before it not.
+func (t tracked) since(at int64) (mark, bool) {
+	for i := len(t.marks) - 1; i >= 0 && t.marks[i].at >= at-clockSlack; i-- {
 		if t.marks[i].began {
 			return t.marks[i], true
 		}
 	}
 	return mark{}, false
+}
+
+// leftOut reports whether the object may be missing from the record
+// written at the API server second at for its marks, not because the cache
+// missed it: the workload did not track it from its creation on, or when
+// the record was written, by the first mark after it. A mark in the second
+// of the record counts as before it: ripple writes a record after the
+// marks it reconciles.
+func (t tracked) leftOut(at int64) bool {
+	return (len(t.marks) > 0 && t.marks[0].began) || t.untrackedAt(at)
 }
 
 // untrackedAt reports whether the workload did not track the object at

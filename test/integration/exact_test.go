@@ -635,6 +635,20 @@ func neverLosingAChange() {
 		}),
 	)
 
+	It("rolls once under --reload-on-create for a ConfigMap created after the record, then marked ignored and back within one debounce", func() {
+		createConfigMap(ns, "base", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("base"), volumeConfigMap("cfg"))
+		startRipple("--debounce=2s", "--reload-on-create")
+		before := recorded(dep)
+		waitServerPast(ns, recordedAt(before)+2)
+
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		update(cm, func(c *corev1.ConfigMap) { c.Annotations = map[string]string{annotations.Ignore: "true"} })
+		update(cm, func(c *corev1.ConfigMap) { delete(c.Annotations, annotations.Ignore) })
+
+		expectRolledOnce(dep, before)
+	})
+
 	It("does not roll when a ConfigMap whose ignore annotation was removed then only gains a label", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"}, map[string]string{annotations.Ignore: "true"})
 		waitServerPast(ns, lastWrite(cm)+2)
