@@ -653,6 +653,8 @@ func TestMarks_OnlyThoseSinceTheRecordTellWhyAnObjectIsMissingFromIt(t *testing.
 		{"ignored long before the record, and back", 10, []mark{{at: 40, version: "4"}, {at: 50, version: "5", began: true}}, "", false},
 		{"began after the record", 10, []mark{{at: 103, version: "7", began: true}}, "7", true},
 		{"created after the record, ignored and back", 102, []mark{{at: 103, version: "6"}, {at: 104, version: "7", began: true}}, "7", false},
+		{"ignored and back in the second of the record", 99, []mark{{at: 100, version: "6"}, {at: 100, version: "7", began: true}}, "7", true},
+		{"ignored before the record, back after it", 10, []mark{{at: 99, version: "6"}, {at: 105, version: "7", began: true}}, "7", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -230,11 +230,16 @@ func (t tracked) since(at int64) (mark, bool) {
 // leftOut reports whether the object may be missing from the record
 // written at the API server second at for its marks, not because the cache
 // missed it: the workload did not track it from its creation on, or when
-// the record was written, by the first mark after it. A mark in the second
-// of the record counts as before it: ripple writes a record after the
-// marks it reconciles.
+// the record was written, by the first mark after it, or it began to track
+// it in the seconds of the record, which whole seconds cannot order
+// before or after it.
 func (t tracked) leftOut(at int64) bool {
-	return (len(t.marks) > 0 && t.marks[0].began) || t.untrackedAt(at)
+	if len(t.marks) > 0 && t.marks[0].began || t.untrackedAt(at+clockSlack) {
+		return true
+	}
+	return slices.ContainsFunc(t.marks, func(m mark) bool {
+		return m.began && m.at >= at-clockSlack && m.at <= at+clockSlack
+	})
 }
 
 // untrackedAt reports whether the workload did not track the object at
