@@ -212,12 +212,10 @@ func (r *Reconciler) marks(v *view, c candidate) []mark {
 	return out
 }
 
-// Marks older than the record, less clockSlack, cannot be why an object
-// is missing from it: since and leftOut read only those after.
-
 // since returns the last mark after the record written at the API server
 // second at at which the workload began to track the object, if any: a
-// data change after it rolls, one before it not.
+// data change after it rolls, one before it not. A mark older than the
+// record, less clockSlack, cannot be why the object is missing from it.
 func (t tracked) since(at int64) (mark, bool) {
 	for i := len(t.marks) - 1; i >= 0 && t.marks[i].at >= at-clockSlack; i-- {
 		if t.marks[i].began {
