@@ -635,6 +635,32 @@ func neverLosingAChange() {
 		}),
 	)
 
+	// Ripple backs off from a writer that keeps removing its record; its
+	// own re-record, not yet in its cache when a ConfigMap changes, is no
+	// such writer, and backing off then held the change for a minute.
+	It("rolls at once for a change made before its cache holds its own re-record of a record lost five times", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		slow := &slowWatches{path: "/deployments"}
+		withRippleTransport(slow.wrap)
+		startRipple()
+		recorded(dep)
+		garble := func() {
+			update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = "garbage" })
+			Eventually(func() string { return stateOf(dep).Recorded }, 20*time.Second).Should(HavePrefix("key="))
+		}
+		// The first record and four more: the fifth written again since
+		// the first is where ripple begins to back off.
+		for range 3 {
+			garble()
+		}
+		slow.delay.Store(int64(3 * time.Second))
+		garble()
+		again := withRollouts(dep, stateOf(dep))
+		setData(cm, "k", "2")
+		expectRolledOnce(dep, again)
+	})
+
 	It("rolls once under --reload-on-create for a ConfigMap created after the record, then marked ignored and back within one debounce", func() {
 		createConfigMap(ns, "base", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("base"), volumeConfigMap("cfg"))
