@@ -27,10 +27,10 @@ const (
 // the pod template says what config the pods run; when it is ripple's and
 // differs from the config now, a change was missed, and the workload rolls.
 func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
-	key, uid, version := client.ObjectKeyFromObject(v.obj), v.obj.GetUID(), v.obj.GetResourceVersion()
+	key, uid := client.ObjectKeyFromObject(v.obj), v.obj.GetUID()
 	// Under --dry-run no record is ever stored, so a missing one is no
 	// sign of another writer.
-	if wait, warn := r.strips.backoff(key, uid, version, time.Now()); wait > 0 && !r.Opts.DryRun {
+	if wait, warn := r.strips.backoff(key, uid, time.Now()); wait > 0 && !r.Opts.DryRun {
 		if warn {
 			r.event(v.obj, corev1.EventTypeWarning, ReasonRecordStripped, "Record",
 				"Another writer keeps removing the annotation %s; ripple backs off and writes it again in %s", annotations.Recorded, wait)
@@ -42,7 +42,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	if r.podsRunOtherConfig(v) {
 		out, err := r.rollFromStamp(ctx, v, next, "the record was lost")
 		if out.rolled || out.recorded {
-			r.strips.written(key, uid, version, time.Now())
+			r.strips.written(key, uid, time.Now())
 		}
 		return out, err
 	}
@@ -52,7 +52,7 @@ func (r *Reconciler) recover(ctx context.Context, v state) (outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	r.strips.written(key, uid, version, time.Now())
+	r.strips.written(key, uid, time.Now())
 	return out, nil
 }
 
@@ -362,12 +362,6 @@ type stripCount struct {
 	// none was readable.
 	n     int
 	since time.Time
-	// over is the version the last record was written over. The cache
-	// shows it again until ripple's write reaches it, and a reconcile
-	// meanwhile (a ConfigMap's change) is no strip: its write conflicts
-	// and is retried on the version the write made. Backing off instead
-	// waited out the back-off, as ripple's own write passes no predicate.
-	over string
 	// until is the end of the back-off under way, if any.
 	until  time.Time
 	warned bool
@@ -379,11 +373,11 @@ func newStrips() *strips { return &strips{m: map[types.NamespacedName]*stripCoun
 // whether this is the workload's first back-off, to be said once. Only
 // records written count (written): a write refused for a conflict with a
 // busy workload's status updates is no sign of a writer stripping it.
-func (s *strips) backoff(key types.NamespacedName, uid types.UID, version string, now time.Time) (time.Duration, bool) {
+func (s *strips) backoff(key types.NamespacedName, uid types.UID, now time.Time) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.m[key]
-	if c == nil || c.uid != uid || version != "" && version == c.over || now.Sub(c.since) > stripWindow || c.n < stripsAllowed {
+	if c == nil || c.uid != uid || now.Sub(c.since) > stripWindow || c.n < stripsAllowed {
 		return 0, false
 	}
 	if c.until.IsZero() {
@@ -400,7 +394,7 @@ func (s *strips) backoff(key types.NamespacedName, uid types.UID, version string
 // written counts a record written while none was readable. Every
 // workload seen for the first time has one, and most never lose it: the
 // counts whose window is over are dropped, once per window.
-func (s *strips) written(key types.NamespacedName, uid types.UID, over string, now time.Time) {
+func (s *strips) written(key types.NamespacedName, uid types.UID, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prune(now)
@@ -413,7 +407,7 @@ func (s *strips) written(key types.NamespacedName, uid types.UID, over string, n
 		c.n, c.since = 0, now
 	}
 	c.n++
-	c.until, c.over = time.Time{}, over
+	c.until = time.Time{}
 }
 
 func (s *strips) prune(now time.Time) {

@@ -67,16 +67,16 @@ func TestStrips_BackOffOnlyAfterRepeatedLossAndWarnOnce(t *testing.T) {
 	var waits []time.Duration
 	warnings := 0
 	for range stripsAllowed + 6 {
-		wait, warn := s.backoff(key, "u", "", now)
+		wait, warn := s.backoff(key, "u", now)
 		if warn {
 			warnings++
 		}
 		waits = append(waits, wait)
 		now = now.Add(wait)
-		if again, _ := s.backoff(key, "u", "", now); again != 0 {
+		if again, _ := s.backoff(key, "u", now); again != 0 {
 			t.Fatalf("still backing off for %v once the back-off of %v is over", again, wait)
 		}
-		s.written(key, "u", "", now)
+		s.written(key, "u", now)
 		now = now.Add(time.Second)
 	}
 	m := time.Minute
@@ -105,38 +105,13 @@ func TestStrips_OnlyWrittenRecordsCount(t *testing.T) {
 			end := t0
 			for _, d := range tc.written {
 				end = t0.Add(d)
-				s.written(key, "u", "", end)
+				s.written(key, "u", end)
 			}
 			// Attempts refused for a conflict, say: they ask, and write nothing.
 			for range 100 {
-				s.backoff(key, "u", "", end)
+				s.backoff(key, "u", end)
 			}
-			if got, _ := s.backoff(key, "u", "", end); got != tc.want {
-				t.Fatalf("backoff = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// The informer shows the version ripple wrote its record over until that
-// write reaches it; a reconcile meanwhile writes (and conflicts) rather than
-// backing off, while another version that lost the record backs off.
-func TestStrips_TheVersionWrittenOverIsNoStrip(t *testing.T) {
-	key := types.NamespacedName{Namespace: "ns", Name: "app"}
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		name, seen string
-		want       time.Duration
-	}{
-		{"the version the last record was written over", "5", 0},
-		{"a later version without the record", "7", time.Minute},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newStrips()
-			for i := range stripsAllowed {
-				s.written(key, "u", fmt.Sprint(i+1), now)
-			}
-			if got, _ := s.backoff(key, "u", tc.seen, now); got != tc.want {
+			if got, _ := s.backoff(key, "u", end); got != tc.want {
 				t.Fatalf("backoff = %v, want %v", got, tc.want)
 			}
 		})
@@ -148,10 +123,10 @@ func TestStrips_ForgetStartsOver(t *testing.T) {
 	s := newStrips()
 	now := time.Now()
 	for range stripsAllowed {
-		s.written(key, "u", "", now)
+		s.written(key, "u", now)
 	}
 	s.forget(key)
-	if wait, _ := s.backoff(key, "u", "", now); wait != 0 {
+	if wait, _ := s.backoff(key, "u", now); wait != 0 {
 		t.Fatalf("a workload whose record was kept again backs off for %v", wait)
 	}
 }
@@ -164,9 +139,9 @@ func TestStrips_AWorkloadCreatedAgainStartsOver(t *testing.T) {
 	s := newStrips()
 	now := time.Now()
 	for i := range stripsAllowed + 1 {
-		s.written(key, types.UID(fmt.Sprint(i)), "", now)
+		s.written(key, types.UID(fmt.Sprint(i)), now)
 	}
-	if wait, _ := s.backoff(key, "next", "", now); wait != 0 {
+	if wait, _ := s.backoff(key, "next", now); wait != 0 {
 		t.Fatalf("a workload created again under its name backs off for %v", wait)
 	}
 }
@@ -179,12 +154,12 @@ func TestStrips_AWriterWarnedOfIsWarnedOfOnce(t *testing.T) {
 	// Each hour, the writer strips the record six times in a row.
 	for range 3 {
 		for range stripsAllowed + 1 {
-			wait, warn := s.backoff(key, "u", "", now)
+			wait, warn := s.backoff(key, "u", now)
 			if warn {
 				warnings++
 			}
 			now = now.Add(wait)
-			s.written(key, "u", "", now)
+			s.written(key, "u", now)
 			now = now.Add(time.Second)
 		}
 		now = now.Add(time.Hour)
@@ -198,9 +173,9 @@ func TestStrips_CountsWhoseWindowIsOverAreDropped(t *testing.T) {
 	s := newStrips()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 100 {
-		s.written(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, "u", "", t0)
+		s.written(types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, "u", t0)
 	}
-	s.written(types.NamespacedName{Namespace: "ns", Name: "late"}, "u", "", t0.Add(2*stripWindow))
+	s.written(types.NamespacedName{Namespace: "ns", Name: "late"}, "u", t0.Add(2*stripWindow))
 	if len(s.m) != 1 {
 		t.Fatalf("%d counts kept, want only the one still in its window", len(s.m))
 	}

@@ -54,6 +54,7 @@ type Reconciler struct {
 	seen    *triggers
 	digests *digests
 	strips  *strips
+	own     *ownWrites
 	owed    *owed
 	// looked holds the workloads looked at to the end since start,
 	// reported those another installation was reported on.
@@ -232,6 +233,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
+	}
+	if r.own.behind(obj, time.Now()) {
+		if triggered {
+			r.seen.add(req, triggeredAt)
+		}
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	if res, underway, err := r.resume(ctx, req, obj); underway {
 		return res, err
@@ -629,7 +636,7 @@ func (r *Reconciler) roll(ctx context.Context, v state, next record, changed []r
 	// counts as one write in flight: at a stop, they are waited for.
 	r.writes.start()
 	defer r.writes.end()
-	res, err := r.Type.Rollout(writeCtx, r.Client, v.obj, ch)
+	res, err := r.rollout(writeCtx, v.obj, ch)
 	// An error after the rollout created its object (a CronJob's Job whose
 	// run annotation stayed) is retried, but the run went: it is reported.
 	failed := err != nil && res.Created == nil
@@ -888,13 +895,29 @@ func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, 
 		meta[annotations.PodsConfigDigest] = v.podsConfig
 	}
 	if !v.endHold {
-		return outcome{}, r.Type.Write(ctx, r.Client, v.obj, meta)
+		if err := r.Type.Write(ctx, r.Client, v.obj, meta); err != nil {
+			return outcome{}, err
+		}
+		r.wrote(v.obj)
+		return outcome{}, nil
 	}
 	if err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, meta, r.Opts.Keys.PausedAt); err != nil {
 		return outcome{}, err
 	}
+	r.wrote(v.obj)
 	r.pauseEnded(ctx, v.obj, v.view)
 	return outcome{endedHold: true}, nil
+}
+
+// rollout writes ch to obj. A kind of its own (a Job recreated, a
+// CronJob's Job run) may write other objects than obj's version, and only
+// a stamp is noted as written over it.
+func (r *Reconciler) rollout(ctx context.Context, obj client.Object, ch workload.Change) (workload.Result, error) {
+	res, err := r.Type.Rollout(ctx, r.Client, obj, ch)
+	if err == nil && r.Type.Roll == nil {
+		r.wrote(obj)
+	}
+	return res, err
 }
 
 // recordAfter writes the record of a change whose effect is done outside

@@ -108,7 +108,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts *options.Options, keyed d
 	for _, typ := range types {
 		r := &Reconciler{Client: workloadClient(jobReader(mgr, opts, configReads{Client: patches, caches: caches}), opts.DryRun, w), Type: typ, Opts: opts, Keyed: keyed, Recorder: recorder, now: now,
 			views: newViews(typ, opts), seen: newTriggers(), digests: sums,
-			strips: newStrips(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), logged: newRecentSet(loggedLines, eventRepeat), posted: lru.New(postedChanges), writes: w, optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
+			strips: newStrips(), own: newOwnWrites(), owed: newOwed(), looked: newOnceSet(), reported: newOnceSet(), logged: newRecentSet(loggedLines, eventRepeat), posted: lru.New(postedChanges), writes: w, optedIn: newOptedIn(typ.Kind), statuses: statuses, Alerts: alerts, Webhook: webhook, pacer: paced}
 		if err := r.SetupWithManager(ctx, mgr, config); err != nil {
 			return fmt.Errorf("setting up %s: %w", typ.Kind, err)
 		}

@@ -635,6 +635,25 @@ func neverLosingAChange() {
 		}),
 	)
 
+	// Ripple's own writes pass no predicate: a reconcile before its cache
+	// holds its rollout reads the version it replaced, whose record names
+	// the data set back, and saw no change.
+	It("rolls again for a change set back before its rollout reached its cache", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		slow := &slowWatches{path: "/deployments"}
+		withRippleTransport(slow.wrap)
+		startRipple()
+		before := recorded(dep)
+		slow.delay.Store(int64(3 * time.Second))
+
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		setData(cm, "k", "1")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(2), "dep rolls back to the data set back")
+		Consistently(before.Rollouts, quiet).Should(Equal(2))
+	})
+
 	// Ripple backs off from a writer that keeps removing its record; its
 	// own re-record, not yet in its cache when a ConfigMap changes, is no
 	// such writer, and backing off then held the change for a minute.
