@@ -909,12 +909,11 @@ func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, 
 	return outcome{endedHold: true}, nil
 }
 
-// rollout writes ch to obj. A kind of its own (a Job recreated, a
-// CronJob's Job run) may write other objects than obj's version, and only
-// a stamp is noted as written over it.
+// rollout writes ch to obj, and notes the write when it was made on obj's
+// version: a Job's recreation writes another object.
 func (r *Reconciler) rollout(ctx context.Context, obj client.Object, ch workload.Change) (workload.Result, error) {
 	res, err := r.Type.Rollout(ctx, r.Client, obj, ch)
-	if err == nil && r.Type.Roll == nil {
+	if res.Patched {
 		r.wrote(obj)
 	}
 	return res, err

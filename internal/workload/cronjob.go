@@ -78,10 +78,12 @@ type pendingRun struct {
 func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch Change) (Result, error) {
 	cj, ok := obj.(*batchv1.CronJob)
 	if !ok || ch.Strategy == CronJobStampTemplate {
-		return Result{}, t.Stamp(ctx, c, obj, ch)
+		err := t.Stamp(ctx, c, obj, ch)
+		return Result{Patched: err == nil}, err
 	}
 	if why := t.Held(obj, ch.Strategy); why != "" {
-		return Result{Held: why}, t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
+		err := t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
+		return Result{Held: why, Patched: err == nil}, err
 	}
 	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
 		running, err := jobRunning(ctx, c, cj)
@@ -103,9 +105,11 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 	if err == nil && !created {
 		// The same record and config as a run before: a record written
 		// back (a GitOps tool, a restore) makes the same change again.
-		return Result{Held: fmt.Sprintf("its Job %s for this change exists already", run.Job)}, nil
+		return Result{Held: fmt.Sprintf("its Job %s for this change exists already", run.Job), Patched: true}, nil
 	}
-	return ran(job, created, ch.Cause), err
+	res := ran(job, created, ch.Cause)
+	res.Patched = true
+	return res, err
 }
 
 // ran is the Result of a run: the Job only if this call created it, never

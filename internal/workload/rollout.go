@@ -45,7 +45,8 @@ func init() {
 	t.TemplateSource = &deployments
 	t.TemplateRef = rolloutTemplateRef
 	t.Roll = func(ctx context.Context, c client.Client, obj client.Object, ch Change) (Result, error) {
-		return Result{}, rollRollout(ctx, c, t, obj, ch)
+		err := rollRollout(ctx, c, t, obj, ch)
+		return Result{Patched: err == nil}, err
 	}
 	t.RestartedAt = func(obj client.Object) (time.Time, bool) {
 		ro, ok := obj.(*Rollout)

@@ -140,6 +140,9 @@ type Result struct {
 	// Owed is the object a recreation deleted and could not create yet:
 	// the old one is gone, so the caller keeps it and creates it later.
 	Owed client.Object
+	// Patched says the rollout wrote the workload's version it was given,
+	// which its patch named as the precondition.
+	Patched bool
 }
 
 // Rollout writes ch to obj with the type's Roll.
@@ -147,7 +150,8 @@ func (t Type) Rollout(ctx context.Context, c client.Client, obj client.Object, c
 	if t.Roll != nil {
 		return t.Roll(ctx, c, obj, ch)
 	}
-	return Result{}, t.Stamp(ctx, c, obj, ch)
+	err := t.Stamp(ctx, c, obj, ch)
+	return Result{Patched: err == nil}, err
 }
 
 // Write patches annotations of the workload's metadata (the record, and a
