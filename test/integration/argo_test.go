@@ -282,6 +282,24 @@ var _ = Describe("Argo Rollouts", func() {
 		Expect(env).To(ContainElement(HaveKeyWithValue("name", "STAKATER_CFG_CONFIGMAP")))
 	})
 
+	// A restart changes no pod template: the Rollout's event of it passes
+	// no predicate, and a reconcile before ripple's cache holds it reads
+	// the record it replaced.
+	It("restarts a Rollout again for a change set back before its restart reached ripple's cache", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))
+		slow := &slowWatches{path: "/rollouts"}
+		withRippleTransport(slow.wrap)
+		startRipple(argo)
+		before := rolloutRecorded(ro)
+		slow.delay.Store(int64(3 * time.Second))
+
+		setData(cm, "k", "2")
+		Eventually(before.Restarts, 20*time.Second).Should(Equal(1))
+		setData(cm, "k", "1")
+		Eventually(before.Restarts, 20*time.Second).Should(Equal(2), "the Rollout restarts for the data set back")
+	})
+
 	It("restarts a Rollout with rollout-strategy restart through spec.restartAt once per change, never touching its pod template", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))
