@@ -10,25 +10,31 @@ import (
 
 // ownWriteLag bounds how long a reconcile waits for ripple's own write to
 // reach its cache. A watch that lags longer is broken, and its relist
-// queues the workload anyway.
-const ownWriteLag = 10 * time.Second
+// queues the workload anyway; and a write that made no new version (none
+// of ripple's should) delays the workload no longer than this.
+const ownWriteLag = 30 * time.Second
 
-// ownWrites holds, for each workload whose record ripple wrote lately, the
-// version it wrote over, until its cache moves past that version. Ripple's
-// own writes pass no predicate, so a reconcile meanwhile (a ConfigMap
-// changed) reads the version ripple replaced: a change set back before
-// ripple's rollout reached the cache compared equal to the old record, and
-// the pods kept the config in between. Such a reconcile waits instead.
+// ownWrites holds, for each workload ripple wrote lately, the version it
+// wrote over, until its cache moves past that version. Ripple's own writes
+// pass no predicate, so a reconcile meanwhile (a ConfigMap changed) read
+// the version ripple replaced: a change set back before ripple's rollout
+// reached the cache compared equal to the old record, and the pods kept
+// the config in between. Such a reconcile waits instead, and the update
+// that brings the cache past the version is let through to end the wait.
 type ownWrites struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]ownWrite
-	// pruned is when entries older than ownWriteLag were last dropped.
+	// pruned is when entries older than ownWriteLag were last dropped:
+	// those of workloads deleted before their cache moved on.
 	pruned time.Time
 }
 
 type ownWrite struct {
 	over string
 	at   time.Time
+	// waited says a reconcile found the cache behind and waits for the
+	// update past over.
+	waited bool
 }
 
 func newOwnWrites() *ownWrites { return &ownWrites{m: map[types.NamespacedName]ownWrite{}} }
@@ -49,18 +55,35 @@ func (o *ownWrites) wrote(obj client.Object, now time.Time) {
 	o.m[client.ObjectKeyFromObject(obj)] = ownWrite{over: obj.GetResourceVersion(), at: now}
 }
 
-// behind reports whether the cache still holds the version ripple wrote
-// over, within ownWriteLag of the write.
-func (o *ownWrites) behind(obj client.Object, now time.Time) bool {
+// behind returns how long a reconcile of obj, as its cache holds it, is
+// to wait: while that is the version ripple wrote over, the rest of
+// ownWriteLag; else zero.
+func (o *ownWrites) behind(obj client.Object, now time.Time) time.Duration {
 	key := client.ObjectKeyFromObject(obj)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	w, ok := o.m[key]
-	if ok && w.over == obj.GetResourceVersion() && now.Sub(w.at) <= ownWriteLag {
-		return true
+	if left := ownWriteLag - now.Sub(w.at); ok && w.over == obj.GetResourceVersion() && left > 0 {
+		w.waited = true
+		o.m[key] = w
+		return left
 	}
 	delete(o.m, key)
-	return false
+	return 0
+}
+
+// arrived reports whether an update of the workload from version old is
+// the one a reconcile waits for, and forgets a write over old: the cache
+// holds a later version.
+func (o *ownWrites) arrived(key types.NamespacedName, old string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w, ok := o.m[key]
+	if !ok || w.over != old {
+		return false
+	}
+	delete(o.m, key)
+	return w.waited
 }
 
 // wrote notes a write ripple made on obj's version. Under --dry-run the

@@ -5,28 +5,29 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
+
+func versionOf(name, rv string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+}
 
 func TestOwnWrites_BehindWhileTheCacheHoldsTheVersionWrittenOver(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	version := func(name, rv string) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
-	}
 	for _, tc := range []struct {
 		name   string
 		cached *metav1.PartialObjectMetadata
 		after  time.Duration
-		want   bool
+		want   time.Duration
 	}{
-		{"the version written over, a moment later", version("app", "5"), time.Millisecond, true},
-		{"the version written over, at the end of the lag allowed", version("app", "5"), ownWriteLag, true},
-		{"the version written over, past the lag allowed", version("app", "5"), ownWriteLag + time.Millisecond, false},
-		{"a later version", version("app", "6"), time.Millisecond, false},
-		{"another workload at the same version", version("other", "5"), time.Millisecond, false},
+		{"the version written over, a moment later: waits out the rest of the lag", versionOf("app", "5"), time.Second, ownWriteLag - time.Second},
+		{"the version written over, past the lag allowed", versionOf("app", "5"), ownWriteLag, 0},
+		{"a later version", versionOf("app", "6"), time.Second, 0},
+		{"another workload at the same version", versionOf("other", "5"), time.Second, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOwnWrites()
-			o.wrote(version("app", "5"), at)
+			o.wrote(versionOf("app", "5"), at)
 			if got := o.behind(tc.cached, at.Add(tc.after)); got != tc.want {
 				t.Fatalf("behind = %v, want %v", got, tc.want)
 			}
@@ -34,30 +35,49 @@ func TestOwnWrites_BehindWhileTheCacheHoldsTheVersionWrittenOver(t *testing.T) {
 	}
 }
 
-// Once the cache moved on, the entry goes: the same version read again
-// (a relist replaying it) is no longer behind.
-func TestOwnWrites_AVersionPastIsForgotten(t *testing.T) {
+// The update from the version written over ends a reconcile's wait, and
+// only then passes: without a reconcile waiting, ripple's own write stays
+// as uninteresting as ever. Either way the write is forgotten.
+func TestOwnWrites_TheUpdatePastTheVersionWrittenOverEndsTheWait(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", ResourceVersion: "5"}}
-	o := newOwnWrites()
-	o.wrote(obj, at)
-	later := obj.DeepCopy()
-	later.ResourceVersion = "6"
-	o.behind(later, at)
-	if o.behind(obj, at) || len(o.m) != 0 {
-		t.Fatalf("behind after the cache moved on; %d entries kept", len(o.m))
+	key := types.NamespacedName{Namespace: "ns", Name: "app"}
+	for _, tc := range []struct {
+		name        string
+		waited      bool
+		old         string
+		wantPass    bool
+		wantBehind  bool
+		wantEntries int
+	}{
+		{"a reconcile waits: the update from the version written over", true, "5", true, false, 0},
+		{"none waits: the update from the version written over", false, "5", false, false, 0},
+		{"a reconcile waits: an update from another version", true, "4", false, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOwnWrites()
+			o.wrote(versionOf("app", "5"), at)
+			if tc.waited {
+				o.behind(versionOf("app", "5"), at)
+			}
+			if got := o.arrived(key, tc.old); got != tc.wantPass {
+				t.Fatalf("arrived = %v, want %v", got, tc.wantPass)
+			}
+			if got := o.behind(versionOf("app", "5"), at) > 0; got != tc.wantBehind || len(o.m) != tc.wantEntries {
+				t.Fatalf("behind = %v with %d entries, want %v with %d", got, len(o.m), tc.wantBehind, tc.wantEntries)
+			}
+		})
 	}
 }
 
-// Entries past the lag are dropped as writes go on, so that a fan-out
-// over thousands of workloads keeps none of them for long.
+// Entries past the lag are dropped as writes go on: those of workloads
+// deleted before their cache moved on.
 func TestOwnWrites_EntriesPastTheLagAreDropped(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	o := newOwnWrites()
 	for _, name := range []string{"a", "b", "c"} {
-		o.wrote(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: "1"}}, at)
+		o.wrote(versionOf(name, "1"), at)
 	}
-	o.wrote(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "late", ResourceVersion: "1"}}, at.Add(2*ownWriteLag))
+	o.wrote(versionOf("late", "1"), at.Add(2*ownWriteLag))
 	if len(o.m) != 1 {
 		t.Fatalf("%d entries kept, want only the one within the lag", len(o.m))
 	}

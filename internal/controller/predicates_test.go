@@ -115,7 +115,7 @@ func TestSemanticallyEqualAgreesWithTheSemanticComparison(t *testing.T) {
 func TestInputsChangedPassesOnlyWhatReconcileReads(t *testing.T) {
 	deployments, _ := workload.ByPlural("deployments")
 	opts := &options.Options{Keys: annotations.DefaultKeys(), ReloadStrategy: workload.StampAnnotations}
-	r := &Reconciler{Type: deployments, Opts: opts, views: newViews(deployments, opts)}
+	r := &Reconciler{Type: deployments, Opts: opts, views: newViews(deployments, opts), own: newOwnWrites()}
 	deployment := func(version string, gen int64, digest, size string, env []corev1.EnvVar) *appsv1.Deployment {
 		d := &appsv1.Deployment{}
 		d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "cfg"}}

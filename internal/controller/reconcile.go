@@ -234,11 +234,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	if r.own.behind(obj, time.Now()) {
+	if wait := r.own.behind(obj, time.Now()); wait > 0 {
 		if triggered {
 			r.seen.add(req, triggeredAt)
 		}
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	if res, underway, err := r.resume(ctx, req, obj); underway {
 		return res, err

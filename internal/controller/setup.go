@@ -378,13 +378,18 @@ func (r *Reconciler) interesting() predicate.Predicate {
 // reads changed: its pod spec, its annotations (but for the record and the
 // pods' stamp ripple writes there), its finalizers, whose removal moves a
 // Job's recreation on, the workload whose pod template it uses, or a
-// Deployment's spec.paused; and every update of a workload holding a
-// pacing slot, whose status may free it.
+// Deployment's spec.paused; every update of a workload holding a pacing
+// slot, whose status may free it; and the one that brings ripple's own
+// write to a reconcile waiting for it (ownWrites).
 // Status updates and ripple's own patches, half of all events, stop here.
 func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			if r.pacer != nil && r.pacer.holds(paceKey{kind: r.Type.Kind, NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}) {
+			key := client.ObjectKeyFromObject(e.ObjectNew)
+			if r.own.arrived(key, e.ObjectOld.GetResourceVersion()) {
+				return true
+			}
+			if r.pacer != nil && r.pacer.holds(paceKey{kind: r.Type.Kind, NamespacedName: key}) {
 				return true
 			}
 			oldT, newT := r.Type.Template(e.ObjectOld), r.Type.Template(e.ObjectNew)
