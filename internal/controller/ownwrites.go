@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -15,7 +16,10 @@ import (
 const ownWriteLag = 30 * time.Second
 
 // ownWrites holds, for each workload ripple wrote lately, the version it
-// wrote over, until its cache moves past that version. Ripple's own writes
+// wrote over, until its cache moves past that version. The API server's
+// versions are ordered (resourceversion.CompareResourceVersion): a write
+// retried on a version read afresh after a conflict (recordAfter) is over
+// that one, while the cache may hold any version up to it. Ripple's own writes
 // pass no predicate, so a reconcile meanwhile (a ConfigMap changed) read
 // the version ripple replaced: a change set back before ripple's rollout
 // reached the cache compared equal to the old record, and the pods kept
@@ -56,14 +60,14 @@ func (o *ownWrites) wrote(obj client.Object, now time.Time) {
 }
 
 // behind returns how long a reconcile of obj, as its cache holds it, is
-// to wait: while that is the version ripple wrote over, the rest of
-// ownWriteLag; else zero.
+// to wait: while that is no later than the version ripple wrote over, the
+// rest of ownWriteLag; else zero.
 func (o *ownWrites) behind(obj client.Object, now time.Time) time.Duration {
 	key := client.ObjectKeyFromObject(obj)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	w, ok := o.m[key]
-	if left := ownWriteLag - now.Sub(w.at); ok && w.over == obj.GetResourceVersion() && left > 0 {
+	if left := ownWriteLag - now.Sub(w.at); ok && !past(obj.GetResourceVersion(), w.over) && left > 0 {
 		w.waited = true
 		o.m[key] = w
 		return left
@@ -72,18 +76,28 @@ func (o *ownWrites) behind(obj client.Object, now time.Time) time.Duration {
 	return 0
 }
 
-// arrived reports whether an update of the workload from version old is
-// the one a reconcile waits for, and forgets a write over old: the cache
-// holds a later version.
-func (o *ownWrites) arrived(key types.NamespacedName, old string) bool {
+// arrived reports whether an update of the workload to version next is
+// the one a reconcile waits for, and forgets a write that next is past.
+func (o *ownWrites) arrived(key types.NamespacedName, next string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	w, ok := o.m[key]
-	if !ok || w.over != old {
+	if !ok || !past(next, w.over) {
 		return false
 	}
 	delete(o.m, key)
 	return w.waited
+}
+
+// past reports whether version is later than over. Versions that are not
+// the API server's ordered numbers (an aggregated API's) compare only
+// equal: then a version other than over counts as past it.
+func past(version, over string) bool {
+	cmp, err := resourceversion.CompareResourceVersion(version, over)
+	if err != nil {
+		return version != over
+	}
+	return cmp > 0
 }
 
 // wrote notes a write ripple made on obj's version. Under --dry-run the

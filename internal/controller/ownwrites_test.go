@@ -21,8 +21,10 @@ func TestOwnWrites_BehindWhileTheCacheHoldsTheVersionWrittenOver(t *testing.T) {
 		want   time.Duration
 	}{
 		{"the version written over, a moment later: waits out the rest of the lag", versionOf("app", "5"), time.Second, ownWriteLag - time.Second},
+		{"an earlier version (the write retried on a version read afresh)", versionOf("app", "4"), time.Second, ownWriteLag - time.Second},
 		{"the version written over, past the lag allowed", versionOf("app", "5"), ownWriteLag, 0},
 		{"a later version", versionOf("app", "6"), time.Second, 0},
+		{"a later version, with more digits", versionOf("app", "10"), time.Second, 0},
 		{"another workload at the same version", versionOf("other", "5"), time.Second, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,7 +37,7 @@ func TestOwnWrites_BehindWhileTheCacheHoldsTheVersionWrittenOver(t *testing.T) {
 	}
 }
 
-// The update from the version written over ends a reconcile's wait, and
+// The update past the version written over ends a reconcile's wait, and
 // only then passes: without a reconcile waiting, ripple's own write stays
 // as uninteresting as ever. Either way the write is forgotten.
 func TestOwnWrites_TheUpdatePastTheVersionWrittenOverEndsTheWait(t *testing.T) {
@@ -44,14 +46,14 @@ func TestOwnWrites_TheUpdatePastTheVersionWrittenOverEndsTheWait(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		waited      bool
-		old         string
+		next        string
 		wantPass    bool
 		wantBehind  bool
 		wantEntries int
 	}{
-		{"a reconcile waits: the update from the version written over", true, "5", true, false, 0},
-		{"none waits: the update from the version written over", false, "5", false, false, 0},
-		{"a reconcile waits: an update from another version", true, "4", false, true, 1},
+		{"a reconcile waits: the update to a later version", true, "6", true, false, 0},
+		{"none waits: the update to a later version", false, "6", false, false, 0},
+		{"a reconcile waits: an update to the version written over, which the cache had not yet", true, "5", false, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOwnWrites()
@@ -59,7 +61,7 @@ func TestOwnWrites_TheUpdatePastTheVersionWrittenOverEndsTheWait(t *testing.T) {
 			if tc.waited {
 				o.behind(versionOf("app", "5"), at)
 			}
-			if got := o.arrived(key, tc.old); got != tc.wantPass {
+			if got := o.arrived(key, tc.next); got != tc.wantPass {
 				t.Fatalf("arrived = %v, want %v", got, tc.wantPass)
 			}
 			if got := o.behind(versionOf("app", "5"), at) > 0; got != tc.wantBehind || len(o.m) != tc.wantEntries {
@@ -80,5 +82,24 @@ func TestOwnWrites_EntriesPastTheLagAreDropped(t *testing.T) {
 	o.wrote(versionOf("late", "1"), at.Add(2*ownWriteLag))
 	if len(o.m) != 1 {
 		t.Fatalf("%d entries kept, want only the one within the lag", len(o.m))
+	}
+}
+
+func TestPast_OrdersTheAPIServersVersionsAndElseTellsOnlyOthers(t *testing.T) {
+	for _, tc := range []struct {
+		version, over string
+		want          bool
+	}{
+		{"6", "5", true},
+		{"10", "9", true},
+		{"5", "5", false},
+		{"4", "5", false},
+		{"9", "10", false},
+		{"b", "a", true},
+		{"a", "a", false},
+	} {
+		if got := past(tc.version, tc.over); got != tc.want {
+			t.Errorf("past(%q, %q) = %v, want %v", tc.version, tc.over, got, tc.want)
+		}
 	}
 }

@@ -292,7 +292,7 @@ var _ = Describe("Argo Rollouts", func() {
 		withRippleTransport(slow.wrap)
 		startRipple(argo)
 		before := rolloutRecorded(ro)
-		slow.delay.Store(int64(2 * time.Second))
+		slow.delay.Store(int64(time.Second))
 
 		setData(cm, "k", "2")
 		Eventually(before.Restarts, 20*time.Second).Should(Equal(1))

@@ -645,7 +645,7 @@ func neverLosingAChange() {
 		withRippleTransport(slow.wrap)
 		startRipple()
 		before := recorded(dep)
-		slow.delay.Store(int64(2 * time.Second))
+		slow.delay.Store(int64(time.Second))
 
 		setData(cm, "k", "2")
 		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
@@ -673,7 +673,7 @@ func neverLosingAChange() {
 		for range 3 {
 			garble()
 		}
-		slow.delay.Store(int64(2 * time.Second))
+		slow.delay.Store(int64(time.Second))
 		garble()
 		again := withRollouts(dep, stateOf(dep))
 		setData(cm, "k", "2")
