@@ -62,8 +62,10 @@ lint: ## Run golangci-lint (.golangci.yml)
 # After the tools, `test` runs two lanes side by side: the checks and the
 # race-detector suites, which keep the cores busy, and the suites on full
 # clusters, which mostly wait. The lanes share two job slots (-j2), so once
-# the cluster lane ends, the code lane runs two of its phases at a time.
-# Each lane's output is printed when it ends.
+# the cluster lane ends, the code lane runs two of its phases at a time: the
+# integration specs, the longest phase, go first, and the checks, unit tests
+# and fuzz targets beside them once a slot is free. Each lane's output is
+# printed when it ends.
 .PHONY: test
 test: ## Build the tools, then run every test (what CI runs)
 	@$(MAKE) tools
@@ -71,7 +73,7 @@ test: ## Build the tools, then run every test (what CI runs)
 
 .PHONY: test-lane-code test-lane-clusters
 test-lane-code:
-	@$(MAKE) verify test-unit test-integration test-fuzz
+	@$(MAKE) test-integration verify test-unit test-fuzz
 test-lane-clusters:
 	@$(MAKE) test-e2e test-support
 
