@@ -910,7 +910,7 @@ func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, 
 }
 
 // rollout writes ch to obj, and notes the write when it was made on obj's
-// version: a Job's recreation writes another object.
+// version: a CronJob waiting for its running Job writes nothing.
 func (r *Reconciler) rollout(ctx context.Context, obj client.Object, ch workload.Change) (workload.Result, error) {
 	res, err := r.Type.Rollout(ctx, r.Client, obj, ch)
 	if res.Patched {

@@ -94,7 +94,8 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 		return Result{}, fmt.Errorf("%T is not a Job", obj)
 	}
 	if why := t.Held(obj, ch.Strategy); why != "" {
-		return Result{Held: why}, t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
+		err := t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
+		return Result{Held: why, Patched: err == nil}, err
 	}
 	pending, err := json.Marshal(pendingJob{Stamp: ch.Stamp, Cause: ch.Cause, Env: ch.Env})
 	if err != nil {
@@ -105,7 +106,7 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 	if err := t.patch(ctx, c, obj, body); err != nil {
 		return Result{}, err
 	}
-	return Result{}, deleteForeground(ctx, c, t, job, client.Preconditions{UID: &job.UID})
+	return Result{Patched: true}, deleteForeground(ctx, c, t, job, client.Preconditions{UID: &job.UID})
 }
 
 // deleteForeground deletes the Job once its pods are gone. A Job already
