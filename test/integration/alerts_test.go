@@ -459,8 +459,7 @@ var _ = Describe("--webhook-url", func() {
 				}
 				h.mu.Unlock()
 			}
-			slow := &slowWatches{path: "/deployments"}
-			withRippleTransport(slow.wrap)
+			slow := lagging("/deployments")
 			startRipple("--webhook-url=" + h.URL + "/hook")
 			before := recorded(dep)
 			slow.delay.Store(int64(time.Second))

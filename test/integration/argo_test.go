@@ -288,8 +288,7 @@ var _ = Describe("Argo Rollouts", func() {
 	It("restarts a Rollout again for a change set back before its restart reached ripple's cache", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		ro := createRollout(ns, "web", restart, nil, envFromConfigMap("cfg"))
-		slow := &slowWatches{path: "/rollouts"}
-		withRippleTransport(slow.wrap)
+		slow := lagging("/rollouts")
 		startRipple(argo)
 		before := rolloutRecorded(ro)
 		slow.delay.Store(int64(time.Second))

@@ -641,8 +641,7 @@ func neverLosingAChange() {
 	It("rolls again for a change set back before its rollout reached its cache", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
-		slow := &slowWatches{path: "/deployments"}
-		withRippleTransport(slow.wrap)
+		slow := lagging("/deployments")
 		startRipple()
 		before := recorded(dep)
 		slow.delay.Store(int64(time.Second))
@@ -660,8 +659,7 @@ func neverLosingAChange() {
 	It("rolls at once for a change made before its cache holds its own re-record of a record lost five times", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
-		slow := &slowWatches{path: "/deployments"}
-		withRippleTransport(slow.wrap)
+		slow := lagging("/deployments")
 		startRipple()
 		recorded(dep)
 		garble := func() {
@@ -936,6 +934,15 @@ func (b *breakableWatches) restore() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.broken = false
+}
+
+// lagging makes ripple's watches of the resource at path lag by the
+// delay set on what it returns, from then on: ripple's transport for the
+// next startRipple.
+func lagging(path string) *slowWatches {
+	s := &slowWatches{path: path}
+	withRippleTransport(s.wrap)
+	return s
 }
 
 // slowWatches delays each read of ripple's watches of one resource by
