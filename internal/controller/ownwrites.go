@@ -1,9 +1,12 @@
 package controller
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,8 +31,7 @@ const ownWriteLag = 30 * time.Second
 type ownWrites struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]ownWrite
-	// pruned is when entries older than ownWriteLag were last dropped:
-	// those of workloads deleted before their cache moved on.
+	// pruned is when entries older than ownWriteLag were last dropped.
 	pruned time.Time
 }
 
@@ -39,6 +41,10 @@ type ownWrite struct {
 	// waited says a reconcile found the cache behind and waits for the
 	// update past over.
 	waited bool
+	// arrived says that update came while none waited: the informer
+	// stores a version before its predicates see it, so a reconcile may
+	// have read the older one just before, and is to read again.
+	arrived bool
 }
 
 func newOwnWrites() *ownWrites { return &ownWrites{m: map[types.NamespacedName]ownWrite{}} }
@@ -48,15 +54,23 @@ func newOwnWrites() *ownWrites { return &ownWrites{m: map[types.NamespacedName]o
 func (o *ownWrites) wrote(obj client.Object, now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if now.Sub(o.pruned) > ownWriteLag {
-		o.pruned = now
-		for key, w := range o.m {
-			if now.Sub(w.at) > ownWriteLag {
-				delete(o.m, key)
-			}
+	o.prune(now)
+	o.m[client.ObjectKeyFromObject(obj)] = ownWrite{over: obj.GetResourceVersion(), at: now}
+}
+
+// prune drops, once per ownWriteLag, the entries older than that: of
+// workloads deleted, or whose update came while none waited and which no
+// reconcile read since.
+func (o *ownWrites) prune(now time.Time) {
+	if now.Sub(o.pruned) <= ownWriteLag {
+		return
+	}
+	o.pruned = now
+	for key, w := range o.m {
+		if now.Sub(w.at) > ownWriteLag {
+			delete(o.m, key)
 		}
 	}
-	o.m[client.ObjectKeyFromObject(obj)] = ownWrite{over: obj.GetResourceVersion(), at: now}
 }
 
 // behind returns how long a reconcile of obj, as its cache holds it, is
@@ -67,26 +81,36 @@ func (o *ownWrites) behind(obj client.Object, now time.Time) time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	w, ok := o.m[key]
-	if left := ownWriteLag - now.Sub(w.at); ok && !past(obj.GetResourceVersion(), w.over) && left > 0 {
-		w.waited = true
-		o.m[key] = w
-		return left
+	left := ownWriteLag - now.Sub(w.at)
+	switch {
+	case !ok || past(obj.GetResourceVersion(), w.over) || left <= 0:
+		delete(o.m, key)
+		return 0
+	case w.arrived:
+		return conflictRetry
 	}
-	delete(o.m, key)
-	return 0
+	w.waited = true
+	o.m[key] = w
+	return left
 }
 
 // arrived reports whether an update of the workload to version next is
 // the one a reconcile waits for, and forgets a write that next is past.
-func (o *ownWrites) arrived(key types.NamespacedName, next string) bool {
+func (o *ownWrites) arrived(key types.NamespacedName, next string, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.prune(now)
 	w, ok := o.m[key]
 	if !ok || !past(next, w.over) {
 		return false
 	}
-	delete(o.m, key)
-	return w.waited
+	if w.waited {
+		delete(o.m, key)
+		return true
+	}
+	w.arrived = true
+	o.m[key] = w
+	return false
 }
 
 // past reports whether version is later than over. Versions that are not
@@ -105,5 +129,20 @@ func past(version, over string) bool {
 func (r *Reconciler) wrote(obj client.Object) {
 	if !r.Opts.DryRun {
 		r.own.wrote(obj, time.Now())
+	}
+}
+
+// unanswered notes a write on obj's version whose answer was lost (a
+// timeout, a connection reset): the API server may have applied it. The
+// workload read afresh tells; one that cannot be read is taken as
+// written, which at worst delays its next reconcile by ownWriteLag.
+func (r *Reconciler) unanswered(ctx context.Context, obj client.Object, err error) {
+	var status apierrors.APIStatus
+	if err == nil || errors.As(err, &status) {
+		return
+	}
+	fresh := r.Type.New()
+	if r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh) != nil || past(fresh.GetResourceVersion(), obj.GetResourceVersion()) {
+		r.wrote(obj)
 	}
 }

@@ -896,12 +896,14 @@ func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, 
 	}
 	if !v.endHold {
 		if err := r.Type.Write(ctx, r.Client, v.obj, meta); err != nil {
+			r.unanswered(ctx, v.obj, err)
 			return outcome{}, err
 		}
 		r.wrote(v.obj)
 		return outcome{}, nil
 	}
 	if err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, meta, r.Opts.Keys.PausedAt); err != nil {
+		r.unanswered(ctx, v.obj, err)
 		return outcome{}, err
 	}
 	r.wrote(v.obj)
@@ -915,6 +917,8 @@ func (r *Reconciler) rollout(ctx context.Context, obj client.Object, ch workload
 	res, err := r.Type.Rollout(ctx, r.Client, obj, ch)
 	if res.Patched {
 		r.wrote(obj)
+	} else {
+		r.unanswered(ctx, obj, err)
 	}
 	return res, err
 }

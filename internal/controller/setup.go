@@ -386,7 +386,7 @@ func (r *Reconciler) inputsChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			key := client.ObjectKeyFromObject(e.ObjectNew)
-			if r.own.arrived(key, e.ObjectNew.GetResourceVersion()) {
+			if r.own.arrived(key, e.ObjectNew.GetResourceVersion(), time.Now()) {
 				return true
 			}
 			if r.pacer != nil && r.pacer.holds(paceKey{kind: r.Type.Kind, NamespacedName: key}) {
