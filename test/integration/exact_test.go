@@ -653,6 +653,47 @@ func neverLosingAChange() {
 		Consistently(before.Rollouts, quiet).Should(Equal(2))
 	})
 
+	// A rollout the API server applied but whose answer was lost is
+	// ripple's write all the same: its retry, or the next change, reads
+	// the version it replaced until the rollout reaches the cache.
+	It("rolls again for a change set back after a rollout whose answer was lost", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		slow := &slowWatches{path: "/deployments"}
+		var lose, lost atomic.Bool
+		withRippleTransport(func(next http.RoundTripper) http.RoundTripper {
+			inner := slow.wrap(next)
+			return roundTripper(func(req *http.Request) (*http.Response, error) {
+				rollout := false
+				if req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/deployments/dep") && req.GetBody != nil {
+					if b, err := req.GetBody(); err == nil {
+						raw, _ := io.ReadAll(b)
+						// A rollout writes the pod template (a merge patch, or a
+						// JSON patch under the env-vars strategy); a record does not.
+						rollout = strings.Contains(string(raw), "template")
+					}
+				}
+				resp, err := inner.RoundTrip(req)
+				if err == nil && rollout && resp.StatusCode == http.StatusOK && lose.CompareAndSwap(true, false) {
+					_ = resp.Body.Close()
+					lost.Store(true)
+					return nil, errors.New("the answer was lost")
+				}
+				return resp, err
+			})
+		})
+		startRipple()
+		before := recorded(dep)
+		slow.delay.Store(int64(time.Second))
+		lose.Store(true)
+
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		Expect(lost.Load()).To(BeTrue(), "the rollout's answer was lost")
+		setData(cm, "k", "1")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(2), "dep rolls back to the data set back")
+	})
+
 	// Ripple backs off from a writer that keeps removing its record; its
 	// own re-record, not yet in its cache when a ConfigMap changes, is no
 	// such writer, and backing off then held the change for a minute.
