@@ -13,21 +13,21 @@ import (
 )
 
 // ownWriteLag bounds how long a reconcile waits for ripple's own write to
-// reach its cache. A watch that lags longer is broken, and its relist
-// queues the workload anyway; and a write that made no new version (none
-// of ripple's should) delays the workload no longer than this.
+// reach its cache: past it, the reconcile decides on the version its cache
+// holds, as it would without the wait. A write that made no new version
+// (none of ripple's should) delays the workload no longer than this.
 const ownWriteLag = 30 * time.Second
 
 // ownWrites holds, for each workload ripple wrote lately, the version it
-// wrote over, until its cache moves past that version. The API server's
-// versions are ordered (resourceversion.CompareResourceVersion): a write
-// retried on a version read afresh after a conflict (recordAfter) is over
-// that one, while the cache may hold any version up to it. Ripple's own writes
+// wrote over, until its cache moves past that version. Ripple's own writes
 // pass no predicate, so a reconcile meanwhile (a ConfigMap changed) read
 // the version ripple replaced: a change set back before ripple's rollout
 // reached the cache compared equal to the old record, and the pods kept
 // the config in between. Such a reconcile waits instead, and the update
 // that brings the cache past the version is let through to end the wait.
+// The API server's versions are ordered (CompareResourceVersion): a write
+// retried over a version read afresh after a conflict (recordAfter) is
+// ahead of any version up to that one the cache may hold.
 type ownWrites struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]ownWrite
