@@ -132,17 +132,21 @@ func (r *Reconciler) wrote(obj client.Object) {
 	}
 }
 
-// unanswered notes a write on obj's version whose answer was lost (a
-// timeout, a connection reset): the API server may have applied it. The
-// workload read afresh tells; one that cannot be read is taken as
-// written, which at worst delays its next reconcile by ownWriteLag.
-func (r *Reconciler) unanswered(ctx context.Context, obj client.Object, err error) {
+// noteWrite notes a write on obj's version when applied says it was made,
+// or when its answer was lost (a timeout, a connection reset) and the
+// API server may have applied it: the workload read afresh tells, and one
+// that cannot be read is taken as written, which at worst delays its next
+// reconcile by ownWriteLag. A refusal from the API server wrote nothing.
+func (r *Reconciler) noteWrite(ctx context.Context, obj client.Object, applied bool, err error) {
 	var status apierrors.APIStatus
-	if err == nil || errors.As(err, &status) {
-		return
-	}
-	fresh := r.Type.New()
-	if r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh) != nil || past(fresh.GetResourceVersion(), obj.GetResourceVersion()) {
+	switch {
+	case applied:
 		r.wrote(obj)
+	case err == nil || errors.As(err, &status):
+	default:
+		fresh := r.Type.New()
+		if r.digests.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh) != nil || past(fresh.GetResourceVersion(), obj.GetResourceVersion()) {
+			r.wrote(obj)
+		}
 	}
 }

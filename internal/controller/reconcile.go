@@ -895,18 +895,15 @@ func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, 
 		meta[annotations.PodsConfigDigest] = v.podsConfig
 	}
 	if !v.endHold {
-		if err := r.Type.Write(ctx, r.Client, v.obj, meta); err != nil {
-			r.unanswered(ctx, v.obj, err)
-			return outcome{}, err
-		}
-		r.wrote(v.obj)
-		return outcome{}, nil
-	}
-	if err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, meta, r.Opts.Keys.PausedAt); err != nil {
-		r.unanswered(ctx, v.obj, err)
+		err := r.Type.Write(ctx, r.Client, v.obj, meta)
+		r.noteWrite(ctx, v.obj, err == nil, err)
 		return outcome{}, err
 	}
-	r.wrote(v.obj)
+	err := r.Type.WriteEndingHold(ctx, r.Client, v.obj, meta, r.Opts.Keys.PausedAt)
+	r.noteWrite(ctx, v.obj, err == nil, err)
+	if err != nil {
+		return outcome{}, err
+	}
 	r.pauseEnded(ctx, v.obj, v.view)
 	return outcome{endedHold: true}, nil
 }
@@ -915,11 +912,7 @@ func (r *Reconciler) record(ctx context.Context, v state, rec record) (outcome, 
 // version: a CronJob waiting for its running Job writes nothing.
 func (r *Reconciler) rollout(ctx context.Context, obj client.Object, ch workload.Change) (workload.Result, error) {
 	res, err := r.Type.Rollout(ctx, r.Client, obj, ch)
-	if res.Patched {
-		r.wrote(obj)
-	} else {
-		r.unanswered(ctx, obj, err)
-	}
+	r.noteWrite(ctx, obj, res.Patched, err)
 	return res, err
 }
 
