@@ -13,9 +13,9 @@ import (
 )
 
 // ownWriteLag bounds how long a reconcile waits for ripple's own write to
-// reach its cache: past it, the reconcile decides on the version its cache
-// holds, as it would without the wait. A write that made no new version
-// (none of ripple's should) delays the workload no longer than this.
+// reach its cache: past it, the reconcile reads the workload from the API
+// server and decides on that. A write that made no new version (none of
+// ripple's should) delays the workload no longer than this.
 const ownWriteLag = 30 * time.Second
 
 // ownWrites holds, for each workload ripple wrote lately, the version it
@@ -75,23 +75,27 @@ func (o *ownWrites) prune(now time.Time) {
 
 // behind returns how long a reconcile of obj, as its cache holds it, is
 // to wait: while that is no later than the version ripple wrote over, the
-// rest of ownWriteLag; else zero.
-func (o *ownWrites) behind(obj client.Object, now time.Time) time.Duration {
+// rest of ownWriteLag; else zero. stale says the cache still holds such a
+// version past ownWriteLag: the reconcile is to read the API server's.
+func (o *ownWrites) behind(obj client.Object, now time.Time) (wait time.Duration, stale bool) {
 	key := client.ObjectKeyFromObject(obj)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	w, ok := o.m[key]
 	left := ownWriteLag - now.Sub(w.at)
 	switch {
-	case !ok || past(obj.GetResourceVersion(), w.over) || left <= 0:
+	case !ok || past(obj.GetResourceVersion(), w.over):
 		delete(o.m, key)
-		return 0
+		return 0, false
+	case left <= 0:
+		// Kept until pruned: each reconcile meanwhile reads afresh.
+		return 0, true
 	case w.arrived:
-		return conflictRetry
+		return conflictRetry, false
 	}
 	w.waited = true
 	o.m[key] = w
-	return left
+	return left, false
 }
 
 // arrived reports whether an update of the workload to version next is

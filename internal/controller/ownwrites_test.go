@@ -15,23 +15,26 @@ func versionOf(name, rv string) *metav1.PartialObjectMetadata {
 func TestOwnWrites_BehindWhileTheCacheHoldsTheVersionWrittenOver(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		name   string
-		cached *metav1.PartialObjectMetadata
-		after  time.Duration
-		want   time.Duration
+		name      string
+		cached    *metav1.PartialObjectMetadata
+		after     time.Duration
+		want      time.Duration
+		wantStale bool
 	}{
-		{"the version written over, a moment later: waits out the rest of the lag", versionOf("app", "5"), time.Second, ownWriteLag - time.Second},
-		{"an earlier version (the write retried on a version read afresh)", versionOf("app", "4"), time.Second, ownWriteLag - time.Second},
-		{"the version written over, past the lag allowed", versionOf("app", "5"), ownWriteLag, 0},
-		{"a later version", versionOf("app", "6"), time.Second, 0},
-		{"a later version, with more digits", versionOf("app", "10"), time.Second, 0},
-		{"another workload at the same version", versionOf("other", "5"), time.Second, 0},
+		{"the version written over, a moment later: waits out the rest of the lag", versionOf("app", "5"), time.Second, ownWriteLag - time.Second, false},
+		{"an earlier version (the write retried on a version read afresh)", versionOf("app", "4"), time.Second, ownWriteLag - time.Second, false},
+		{"the version written over, past the lag allowed: read afresh", versionOf("app", "5"), ownWriteLag, 0, true},
+		{"an earlier version, past the lag allowed: read afresh", versionOf("app", "4"), 2 * ownWriteLag, 0, true},
+		{"a later version", versionOf("app", "6"), time.Second, 0, false},
+		{"a later version, with more digits", versionOf("app", "10"), time.Second, 0, false},
+		{"a later version, past the lag allowed", versionOf("app", "6"), ownWriteLag, 0, false},
+		{"another workload at the same version", versionOf("other", "5"), time.Second, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOwnWrites()
 			o.wrote(versionOf("app", "5"), at)
-			if got := o.behind(tc.cached, at.Add(tc.after)); got != tc.want {
-				t.Fatalf("behind = %v, want %v", got, tc.want)
+			if got, stale := o.behind(tc.cached, at.Add(tc.after)); got != tc.want || stale != tc.wantStale {
+				t.Fatalf("behind = %v, stale %v; want %v, stale %v", got, stale, tc.want, tc.wantStale)
 			}
 		})
 	}
@@ -63,8 +66,8 @@ func TestOwnWrites_TheUpdatePastTheVersionWrittenOverEndsTheWait(t *testing.T) {
 			if got := o.arrived(key, tc.next, at); got != tc.wantPass {
 				t.Fatalf("arrived = %v, want %v", got, tc.wantPass)
 			}
-			if got := o.behind(versionOf("app", "5"), at) > 0; got != tc.wantBehind || len(o.m) != tc.wantEntries {
-				t.Fatalf("behind = %v with %d entries, want %v with %d", got, len(o.m), tc.wantBehind, tc.wantEntries)
+			if got, _ := o.behind(versionOf("app", "5"), at); (got > 0) != tc.wantBehind || len(o.m) != tc.wantEntries {
+				t.Fatalf("behind = %v with %d entries, want waiting %v with %d", got, len(o.m), tc.wantBehind, tc.wantEntries)
 			}
 		})
 	}
@@ -113,10 +116,10 @@ func TestOwnWrites_AReadJustBeforeTheUpdateCameReadsAgain(t *testing.T) {
 	if o.arrived(types.NamespacedName{Namespace: "ns", Name: "app"}, "6", at) {
 		t.Fatal("ripple's own write passes though no reconcile waits")
 	}
-	if got := o.behind(versionOf("app", "5"), at.Add(time.Millisecond)); got != conflictRetry {
+	if got, _ := o.behind(versionOf("app", "5"), at.Add(time.Millisecond)); got != conflictRetry {
 		t.Fatalf("behind = %v for a read of the version written over, want %v", got, conflictRetry)
 	}
-	if got := o.behind(versionOf("app", "6"), at.Add(time.Millisecond)); got != 0 || len(o.m) != 0 {
+	if got, _ := o.behind(versionOf("app", "6"), at.Add(time.Millisecond)); got != 0 || len(o.m) != 0 {
 		t.Fatalf("behind = %v with %d entries once the later version is read, want 0 with none", got, len(o.m))
 	}
 }
@@ -127,10 +130,26 @@ func TestOwnWrites_PruningKeepsEntriesWithinTheLag(t *testing.T) {
 	o.wrote(versionOf("old", "1"), at)
 	o.wrote(versionOf("young", "1"), at.Add(ownWriteLag*2/3))
 	o.wrote(versionOf("late", "1"), at.Add(ownWriteLag+time.Second))
-	if o.behind(versionOf("young", "1"), at.Add(ownWriteLag+time.Second)) == 0 {
+	if got, _ := o.behind(versionOf("young", "1"), at.Add(ownWriteLag+time.Second)); got == 0 {
 		t.Fatal("an entry within the lag was pruned")
 	}
 	if _, ok := o.m[types.NamespacedName{Namespace: "ns", Name: "old"}]; ok {
 		t.Fatal("an entry past the lag was kept")
+	}
+}
+
+// A cache that lags past the wait is read around for as long as it still
+// holds a version no later than the one written over, not just once.
+func TestOwnWrites_ACacheLaggingPastTheWaitIsReadAroundUntilItMovesOn(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	o := newOwnWrites()
+	o.wrote(versionOf("app", "5"), at)
+	for _, after := range []time.Duration{ownWriteLag, ownWriteLag + time.Second} {
+		if _, stale := o.behind(versionOf("app", "5"), at.Add(after)); !stale {
+			t.Fatalf("the cache's version written over %v after the write is not read around", after)
+		}
+	}
+	if _, stale := o.behind(versionOf("app", "6"), at.Add(ownWriteLag+2*time.Second)); stale || len(o.m) != 0 {
+		t.Fatalf("a later version read around (%v) or its entry kept (%d)", stale, len(o.m))
 	}
 }

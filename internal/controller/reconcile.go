@@ -225,16 +225,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	triggeredAt, triggered := r.seen.take(req)
-	obj := r.Type.New()
-	// Reconcile only reads the cached object: patch writes to a fresh one.
-	if err := r.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
-			return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
-		}
+	obj, wait, err := r.current(ctx, req.NamespacedName)
+	if apierrors.IsNotFound(err) {
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
+	}
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if wait := r.own.behind(obj, time.Now()); wait > 0 {
+	if wait > 0 {
 		if triggered {
 			r.seen.add(req, triggeredAt)
 		}
@@ -260,6 +259,26 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcileScoped(ctx, req, obj, v, pause.endHold, triggeredAt, triggered)
 	res.RequeueAfter = sooner(res.RequeueAfter, pause.left)
 	return res, err
+}
+
+// current reads the workload as ripple's cache holds it; while the cache
+// is behind ripple's own write to it (ownWrites), it says how long to
+// wait, and past ownWriteLag reads the API server's version instead.
+func (r *Reconciler) current(ctx context.Context, key types.NamespacedName) (client.Object, time.Duration, error) {
+	obj := r.Type.New()
+	// Reconcile only reads the cached object: patch writes to a fresh one.
+	if err := r.Get(ctx, key, obj, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, 0, err
+	}
+	wait, stale := r.own.behind(obj, time.Now())
+	if !stale {
+		return obj, wait, nil
+	}
+	fresh := r.Type.New()
+	if err := r.digests.reader.Get(ctx, key, fresh); err != nil {
+		return nil, 0, fmt.Errorf("reading %s %s from the API server, its cache lagging ripple's write: %w", r.Type.Kind, key, err)
+	}
+	return fresh, 0, nil
 }
 
 // reconcileScoped is the rest of Reconcile, for a workload whose pause, if

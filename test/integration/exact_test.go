@@ -694,6 +694,24 @@ func neverLosingAChange() {
 		Eventually(before.Rollouts, 20*time.Second).Should(Equal(2), "dep rolls back to the data set back")
 	})
 
+	// Past the wait for its own write, ripple reads the workload from the
+	// API server: deciding on its cache's version, whose record names the
+	// data set back, lost the change.
+	It("rolls again for a change set back while its cache lags its rollout by more than 30 s", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		slow := lagging("/deployments")
+		startRipple()
+		before := recorded(dep)
+		slow.delay.Store(int64(time.Minute))
+		DeferCleanup(func() { slow.delay.Store(0) })
+
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		setData(cm, "k", "1")
+		Eventually(before.Rollouts, 50*time.Second).Should(Equal(2), "dep rolls back to the data set back")
+	})
+
 	// Ripple backs off from a writer that keeps removing its record; its
 	// own re-record, not yet in its cache when a ConfigMap changes, is no
 	// such writer, and backing off then held the change for a minute.
@@ -1011,10 +1029,18 @@ type slowBody struct {
 
 func (b *slowBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if d := time.Duration(b.s.delay.Load()); d > 0 && n > 0 {
-		time.Sleep(d)
+	if n > 0 {
+		b.s.wait()
 	}
 	return n, err
+}
+
+// wait sleeps for the delay, and no longer once it is lowered: a spec
+// that ends does not leave ripple's watch asleep.
+func (s *slowWatches) wait() {
+	for start := time.Now(); time.Since(start) < time.Duration(s.delay.Load()); {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // recordedAt is the API server second the record in s was written at.
