@@ -130,7 +130,31 @@ type markWatch struct {
 	// pending holds the versions the handlers have not had yet of objects
 	// marked or first seen since the initial list: the store may not hold
 	// them, and the next version compares with them.
-	pending map[types.UID]*configMeta
+	pending map[types.UID]pendingVersion
+}
+
+// pendingVersion is a version of markWatch.pending. left says the watch
+// reported the object deleted at it: under --resource-label-selector, out
+// of view by a label taken off, so the next version of the same object is
+// its coming back into view, whatever the store still holds.
+type pendingVersion struct {
+	*configMeta
+	left bool
+}
+
+// leaving notes an object the watch reports deleted, before the informer
+// receives the event: the API server sends the content before the change
+// that took the object out of view, so its version alone tells it.
+func (k *markWatch) leaving(ev watch.Event) (watch.Event, bool) {
+	if ev.Type != watch.Deleted {
+		return ev, true
+	}
+	if obj, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
+		k.mu.Lock()
+		k.pending[obj.UID] = pendingVersion{configMeta: &configMeta{namespace: obj.Namespace, name: obj.Name, uid: obj.UID, version: obj.ResourceVersion}, left: true}
+		k.mu.Unlock()
+	}
+	return ev, true
 }
 
 // observe compares m, made from obj, with the last version received of
@@ -138,8 +162,14 @@ type markWatch struct {
 func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata, synced func() bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	prev, seen := k.pending[m.uid]
-	if !seen {
+	p, seen := k.pending[m.uid]
+	prev := p.configMeta
+	switch {
+	case p.left && p.version == m.version:
+		return
+	case p.left:
+		seen = false
+	case !seen:
 		// The initial list of the informer has nothing to compare with,
 		// and is no one's entry into view.
 		if !synced() {
@@ -150,12 +180,12 @@ func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata, sy
 	}
 	switch {
 	case !seen:
-		k.pending[m.uid] = m
+		k.pending[m.uid] = pendingVersion{configMeta: m}
 		if k.selector && labelsWrittenAfterCreation(obj) {
 			k.born.entered(m.object(k.kind), k.now())
 		}
 	case prev.version != m.version && !maps.Equal(prev.annotations, m.annotations):
-		k.pending[m.uid] = m
+		k.pending[m.uid] = pendingVersion{configMeta: m}
 		k.born.marked(m.object(k.kind), prev.annotations, k.now())
 	}
 }
@@ -188,9 +218,14 @@ func labelsWrittenAfterCreation(obj *metav1.PartialObjectMetadata) bool {
 	return false
 }
 
-// handled drops a pending version the handlers have: the store holds it.
+// handled drops a pending version the handlers have: the store holds it,
+// or, deleted, holds no version up to it. A later one stays pending: the
+// object back in view before the handlers heard it leave; but not after
+// a relist, which found it gone (a tombstone, whose version is only the
+// last one the store held).
 func (k *markWatch) handled(obj any, deleted bool) {
-	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+	tomb, relisted := obj.(toolscache.DeletedFinalStateUnknown)
+	if relisted {
 		obj = tomb.Obj
 	}
 	m, ok := obj.(*configMeta)
@@ -199,7 +234,7 @@ func (k *markWatch) handled(obj any, deleted bool) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if p, ok := k.pending[m.uid]; ok && (deleted || p.version == m.version) {
+	if p, ok := k.pending[m.uid]; ok && (p.version == m.version || deleted && (relisted || !past(p.version, m.version))) {
 		delete(k.pending, m.uid)
 	}
 }
@@ -236,7 +271,7 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 	gvr := corev1.SchemeGroupVersion.WithResource(resourceOf(kind))
 	c := &configCache{kind: kind, informers: map[string]toolscache.SharedIndexInformer{}}
 	c.marks = &markWatch{kind: kind, born: &sums.born, now: sums.now, selector: selector != "",
-		cached: c.get, pending: map[types.UID]*configMeta{}}
+		cached: c.get, pending: map[types.UID]pendingVersion{}}
 	for _, ns := range namespaces {
 		res := mc.Resource(gvr).Namespace(ns)
 		lw := &toolscache.ListWatch{
@@ -246,7 +281,11 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 			},
 			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				o.LabelSelector = selector
-				return res.Watch(ctx, o)
+				w, err := res.Watch(ctx, o)
+				if err != nil || selector == "" {
+					return w, err
+				}
+				return watch.Filter(w, c.marks.leaving), nil
 			},
 		}
 		inf := toolscache.NewSharedIndexInformerWithOptions(refused.ListWatch(lw), &metav1.PartialObjectMetadata{}, toolscache.SharedIndexInformerOptions{

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -263,7 +264,7 @@ func TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			born := newBirths()
-			k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: tt.selector, pending: map[types.UID]*configMeta{},
+			k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: tt.selector, pending: map[types.UID]pendingVersion{},
 				cached: func(types.NamespacedName) (*configMeta, error) {
 					if tt.stored == nil {
 						return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), "cfg")
@@ -292,7 +293,7 @@ func TestMarkWatch_NotedBeforeTheStoreHoldsTheVersion(t *testing.T) {
 func TestMarkWatch_ThePendingVersionIsDroppedOnceHandled(t *testing.T) {
 	stored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "5", annotations: map[string]string{annotations.Ignore: "true"}}
 	born := newBirths()
-	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, pending: map[types.UID]*configMeta{},
+	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, pending: map[types.UID]pendingVersion{},
 		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
 	unignored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "6"}
 	synced := func() bool { return true }
@@ -402,6 +403,84 @@ func TestOwnsStatus_TellsAStatusWriteFromAMetadataOne(t *testing.T) {
 			mf := metav1.ManagedFieldsEntry{FieldsV1: fields}
 			if got := ownsStatus(mf); got != tt.owns {
 				t.Errorf("ownsStatus = %v, want %v", got, tt.owns)
+			}
+		})
+	}
+}
+
+// TestMarkWatch_AnObjectBackInViewBeforeTheStoreHeardItLeave: under
+// --resource-label-selector a label taken off and put back reaches the
+// informer as a deletion and an add. The deletion carries the content from
+// before, and the store may still hold that when the add arrives, which
+// then looked like a plain update: no entry into view was noted, and a
+// data change made while the object was out of view rolled.
+func TestMarkWatch_AnObjectBackInViewBeforeTheStoreHeardItLeave(t *testing.T) {
+	created := time.Unix(1000, 0)
+	stored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "5", created: created.Unix()}
+	relabelled := metav1.NewTime(created.Add(time.Minute))
+	labelled := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg", UID: "u", CreationTimestamp: metav1.NewTime(created),
+		ManagedFields: []metav1.ManagedFieldsEntry{{Time: &relabelled, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:reload":{}}}}`)}}}}
+	at := func(version string) (*configMeta, *metav1.PartialObjectMetadata) {
+		obj := labelled.DeepCopy()
+		obj.ResourceVersion = version
+		return &configMeta{namespace: "ns", name: "cfg", uid: "u", version: version, created: created.Unix()}, obj
+	}
+	born := newBirths()
+	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: true, pending: map[types.UID]pendingVersion{},
+		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
+	synced := func() bool { return true }
+
+	leftMeta, left := at("6")
+	k.leaving(watch.Event{Type: watch.Deleted, Object: left})
+	k.observe(leftMeta, left, synced)
+	back, backObj := at("7")
+	k.leaving(watch.Event{Type: watch.Added, Object: backObj})
+	k.observe(back, backObj, synced)
+
+	marks := born.marksOf("u")
+	if len(marks) != 1 || marks[0].version != "7" || !marks[0].entered {
+		t.Fatalf("marks %+v, want the entry into view at version 7", marks)
+	}
+	k.handled(leftMeta, true)
+	if p, ok := k.pending["u"]; !ok || p.version != "7" {
+		t.Fatal("the handlers' deletion dropped the later version back in view")
+	}
+	k.handled(toolscache.DeletedFinalStateUnknown{Obj: leftMeta}, true)
+	if len(k.pending) != 0 {
+		t.Fatal("a relist that found the object gone left a version pending")
+	}
+}
+
+// TestFanout_ADeletionKeepsTheMarksOfTheObjectBackInView: the handlers
+// hear of a deletion after the informer noted the object's return into
+// view; only a relist's tombstone forgets it all.
+func TestFanout_ADeletionKeepsTheMarksOfTheObjectBackInView(t *testing.T) {
+	left := &configMeta{namespace: "team", name: "cfg", uid: "u", version: "6"}
+	for name, tc := range map[string]struct {
+		seen     any
+		wantKept bool
+	}{
+		"reported by the watch":  {left, true},
+		"found gone by a relist": {toolscache.DeletedFinalStateUnknown{Key: "team/cfg", Obj: left}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sums := newDigests(nil, time.Now)
+			f := &fanout{kind: refs.ConfigMap, name: client.Object.GetName, digests: sums, inScope: func(client.Object) bool { return true }}
+			sums.born.entered((&configMeta{namespace: "team", name: "cfg", uid: "u", version: "4"}).object(refs.ConfigMap), time.Now())
+			sums.born.entered((&configMeta{namespace: "team", name: "cfg", uid: "u", version: "7"}).object(refs.ConfigMap), time.Now())
+
+			f.handlers().OnDelete(tc.seen)
+
+			var kept []string
+			for _, m := range sums.born.marksOf("u") {
+				kept = append(kept, m.version)
+			}
+			want := []string(nil)
+			if tc.wantKept {
+				want = []string{"7"}
+			}
+			if !slices.Equal(kept, want) {
+				t.Errorf("marks kept at versions %v, want %v", kept, want)
 			}
 		})
 	}

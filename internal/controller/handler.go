@@ -125,11 +125,12 @@ func (f *fanout) handlers() toolscache.ResourceEventHandler {
 			f.enqueue(f.object(newObj))
 		},
 		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			tomb, relisted := obj.(toolscache.DeletedFinalStateUnknown)
+			if relisted {
 				obj = tomb.Obj
 			}
 			if o := f.object(obj); o != nil {
-				f.forget(o.GetUID())
+				f.forgetThrough(o, relisted)
 				f.digests.deleted(f.kind, o)
 				f.enqueue(o)
 			}
@@ -154,6 +155,19 @@ func identity(obj any) (types.UID, string) {
 func (f *fanout) forget(uid types.UID) {
 	f.digests.forget(uid)
 	f.digests.born.forget(uid)
+}
+
+// forgetThrough drops what ripple keeps of an object the watch reported
+// deleted, but for marks the informer noted at later versions: under
+// --resource-label-selector, the object back in view before the handlers
+// heard it leave. A relist that found it gone leaves nothing to keep.
+func (f *fanout) forgetThrough(o client.Object, relisted bool) {
+	if relisted {
+		f.forget(o.GetUID())
+		return
+	}
+	f.digests.forget(o.GetUID())
+	f.digests.born.forgetThrough(o.GetUID(), o.GetResourceVersion())
 }
 
 // object is an informer's object as the rest of ripple reads it.
