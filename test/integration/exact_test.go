@@ -712,6 +712,36 @@ func neverLosingAChange() {
 		Eventually(before.Rollouts, 50*time.Second).Should(Equal(2), "dep rolls back to the data set back")
 	})
 
+	// The version ripple's rollout replaced is one the API server refuses
+	// to patch: a change that does not wait for the rollout to reach the
+	// cache is refused as a conflict, and tried again every 50 ms until it
+	// does.
+	It("makes no write the API server refuses for a change made before its rollout reached its cache", func() {
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		slow := &slowWatches{path: "/deployments"}
+		var refused atomic.Int32
+		withRippleTransport(func(next http.RoundTripper) http.RoundTripper {
+			inner := slow.wrap(next)
+			return roundTripper(func(req *http.Request) (*http.Response, error) {
+				resp, err := inner.RoundTrip(req)
+				if err == nil && req.Method == http.MethodPatch && resp.StatusCode >= http.StatusBadRequest {
+					refused.Add(1)
+				}
+				return resp, err
+			})
+		})
+		startRipple()
+		before := recorded(dep)
+		slow.delay.Store(int64(time.Second))
+
+		setData(cm, "k", "2")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		setData(cm, "k", "3")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(2))
+		Expect(refused.Load()).To(BeZero(), "PATCHes the API server refused")
+	})
+
 	// Ripple backs off from a writer that keeps removing its record; its
 	// own re-record, not yet in its cache when a ConfigMap changes, is no
 	// such writer, and backing off then held the change for a minute.
