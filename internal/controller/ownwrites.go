@@ -18,6 +18,11 @@ import (
 // ripple's should) delays the workload no longer than this.
 const ownWriteLag = 30 * time.Second
 
+// ownWriteKept bounds how long ripple remembers a write whose update its
+// cache has not shown: a workload deleted meanwhile, or a watch lagging
+// that long. Past it, a reconcile decides on the version its cache holds.
+const ownWriteKept = 10 * time.Minute
+
 // ownWrites holds, for each workload ripple wrote lately, the version it
 // wrote over, until its cache moves past that version. Ripple's own writes
 // pass no predicate, so a reconcile meanwhile (a ConfigMap changed) read
@@ -31,7 +36,7 @@ const ownWriteLag = 30 * time.Second
 type ownWrites struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]ownWrite
-	// pruned is when entries older than ownWriteLag were last dropped.
+	// pruned is when entries were last dropped (prune).
 	pruned time.Time
 }
 
@@ -58,19 +63,27 @@ func (o *ownWrites) wrote(obj client.Object, now time.Time) {
 	o.m[client.ObjectKeyFromObject(obj)] = ownWrite{over: obj.GetResourceVersion(), at: now}
 }
 
-// prune drops, once per ownWriteLag, the entries older than that: of
-// workloads deleted, or whose update came while none waited and which no
-// reconcile read since.
+// prune drops, once per ownWriteLag, the entries older than that whose
+// update came while none waited and which no reconcile read since, and
+// those older than ownWriteKept. One whose update has not come stays: a
+// reconcile meanwhile still reads a cache behind ripple's write.
 func (o *ownWrites) prune(now time.Time) {
 	if now.Sub(o.pruned) <= ownWriteLag {
 		return
 	}
 	o.pruned = now
 	for key, w := range o.m {
-		if now.Sub(w.at) > ownWriteLag {
+		if age := now.Sub(w.at); age > ownWriteKept || w.arrived && age > ownWriteLag {
 			delete(o.m, key)
 		}
 	}
+}
+
+// forget drops the entry of a workload deleted.
+func (o *ownWrites) forget(key types.NamespacedName) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.m, key)
 }
 
 // behind returns how long a reconcile of obj, as its cache holds it, is
@@ -87,8 +100,12 @@ func (o *ownWrites) behind(obj client.Object, now time.Time) (wait time.Duration
 	case !ok || past(obj.GetResourceVersion(), w.over):
 		delete(o.m, key)
 		return 0, false
+	case left <= 0 && now.Sub(w.at) > ownWriteKept:
+		delete(o.m, key)
+		return 0, false
 	case left <= 0:
-		// Kept until pruned: each reconcile meanwhile reads afresh.
+		// Kept until the cache moves on: each reconcile meanwhile reads
+		// afresh.
 		return 0, true
 	case w.arrived:
 		return conflictRetry, false

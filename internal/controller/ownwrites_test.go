@@ -25,6 +25,7 @@ func TestOwnWrites_BehindWhileTheCacheHoldsTheVersionWrittenOver(t *testing.T) {
 		{"an earlier version (the write retried on a version read afresh)", versionOf("app", "4"), time.Second, ownWriteLag - time.Second, false},
 		{"the version written over, past the lag allowed: read afresh", versionOf("app", "5"), ownWriteLag, 0, true},
 		{"an earlier version, past the lag allowed: read afresh", versionOf("app", "4"), 2 * ownWriteLag, 0, true},
+		{"the version written over, past ownWriteKept: decided on", versionOf("app", "5"), ownWriteKept + time.Second, 0, false},
 		{"a later version", versionOf("app", "6"), time.Second, 0, false},
 		{"a later version, with more digits", versionOf("app", "10"), time.Second, 0, false},
 		{"a later version, past the lag allowed", versionOf("app", "6"), ownWriteLag, 0, false},
@@ -73,17 +74,49 @@ func TestOwnWrites_TheUpdatePastTheVersionWrittenOverEndsTheWait(t *testing.T) {
 	}
 }
 
-// Entries past the lag are dropped as writes go on: those of workloads
-// deleted before their cache moved on.
-func TestOwnWrites_EntriesPastTheLagAreDropped(t *testing.T) {
+// Entries are dropped as writes go on: once the lag has passed since the
+// update came, or, for workloads deleted before their cache moved on, once
+// ownWriteKept has. An entry whose update has not come is the cache still
+// behind, and stays: dropped, the next reconcile decided on the version
+// ripple's write replaced.
+func TestOwnWrites_EntriesAreDroppedOnceTheirUpdateCameOrLongAfter(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		arrived  bool
+		pruneAt  time.Duration
+		wantKept bool
+	}{
+		{"the update came, past the lag", true, 2 * ownWriteLag, false},
+		{"the update has not come, past the lag", false, 2 * ownWriteLag, true},
+		{"the update has not come, past ownWriteKept", false, ownWriteKept + ownWriteLag, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOwnWrites()
+			o.wrote(versionOf("app", "1"), at)
+			if tc.arrived {
+				o.arrived(types.NamespacedName{Namespace: "ns", Name: "app"}, "2", at)
+			}
+			o.wrote(versionOf("other", "1"), at.Add(tc.pruneAt))
+			if _, kept := o.m[types.NamespacedName{Namespace: "ns", Name: "app"}]; kept != tc.wantKept {
+				t.Fatalf("entry kept = %v, want %v", kept, tc.wantKept)
+			}
+		})
+	}
+}
+
+// Another workload's write prunes while the cache of this one still lags
+// past the wait: it is still read around (a review's case).
+func TestOwnWrites_APruneKeepsAStaleEntryWhileTheCacheStillLags(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	o := newOwnWrites()
-	for _, name := range []string{"a", "b", "c"} {
-		o.wrote(versionOf(name, "1"), at)
+	o.wrote(versionOf("app", "5"), at)
+	if _, stale := o.behind(versionOf("app", "5"), at.Add(ownWriteLag+time.Second)); !stale {
+		t.Fatal("not read around past the lag")
 	}
-	o.wrote(versionOf("late", "1"), at.Add(2*ownWriteLag))
-	if len(o.m) != 1 {
-		t.Fatalf("%d entries kept, want only the one within the lag", len(o.m))
+	o.arrived(types.NamespacedName{Namespace: "ns", Name: "other"}, "100", at.Add(ownWriteLag+time.Second))
+	if _, stale := o.behind(versionOf("app", "5"), at.Add(ownWriteLag+2*time.Second)); !stale {
+		t.Fatal("the cache still holds the version written over, and the reconcile is to decide on it")
 	}
 }
 
@@ -128,7 +161,9 @@ func TestOwnWrites_PruningKeepsEntriesWithinTheLag(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	o := newOwnWrites()
 	o.wrote(versionOf("old", "1"), at)
+	o.arrived(types.NamespacedName{Namespace: "ns", Name: "old"}, "2", at)
 	o.wrote(versionOf("young", "1"), at.Add(ownWriteLag*2/3))
+	o.arrived(types.NamespacedName{Namespace: "ns", Name: "young"}, "2", at.Add(ownWriteLag*2/3))
 	o.wrote(versionOf("late", "1"), at.Add(ownWriteLag+time.Second))
 	if got, _ := o.behind(versionOf("young", "1"), at.Add(ownWriteLag+time.Second)); got == 0 {
 		t.Fatal("an entry within the lag was pruned")

@@ -227,6 +227,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	triggeredAt, triggered := r.seen.take(req)
 	obj, wait, err := r.current(ctx, req.NamespacedName)
 	if apierrors.IsNotFound(err) {
+		r.own.forget(req.NamespacedName)
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, r.createOwed(ctx, req.NamespacedName)
 	}

@@ -696,20 +696,27 @@ func neverLosingAChange() {
 
 	// Past the wait for its own write, ripple reads the workload from the
 	// API server: deciding on its cache's version, whose record names the
-	// data set back, lost the change.
+	// data set back, lost the change. Another workload's write meanwhile
+	// prunes what ripple remembers of its writes, which must keep this one.
 	It("rolls again for a change set back while its cache lags its rollout by more than 30 s", func() {
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		other := createConfigMap(ns, "other", map[string]string{"k": "1"})
 		dep := createDeployment(ns, "dep", auto, volumeConfigMap("cfg"))
+		dep2 := createDeployment(ns, "dep2", auto, volumeConfigMap("other"))
 		slow := lagging("/deployments")
 		startRipple()
-		before := recorded(dep)
-		slow.delay.Store(int64(time.Minute))
+		before, before2 := recorded(dep), recorded(dep2)
+		slow.delay.Store(int64(3 * time.Minute))
 		DeferCleanup(func() { slow.delay.Store(0) })
 
 		setData(cm, "k", "2")
 		Eventually(before.Rollouts, 20*time.Second).Should(Equal(1))
+		// No event says the wait is over: ripple's clock does.
+		time.Sleep(32 * time.Second)
+		setData(other, "k", "2")
+		Eventually(before2.Rollouts, 20*time.Second).Should(Equal(1))
 		setData(cm, "k", "1")
-		Eventually(before.Rollouts, 50*time.Second).Should(Equal(2), "dep rolls back to the data set back")
+		Eventually(before.Rollouts, 20*time.Second).Should(Equal(2), "dep rolls back to the data set back")
 	})
 
 	// The version ripple's rollout replaced is one the API server refuses
