@@ -165,7 +165,10 @@ func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata, sy
 	p, seen := k.pending[m.uid]
 	prev := p.configMeta
 	switch {
-	case p.left && p.version == m.version:
+	case p.left && !past(m.version, p.version):
+		// The deletion itself, or a version before it that the reflector
+		// receives after leaving ran ahead of it (watch.Filter's own
+		// goroutine): the deletion forgets what that would mark.
 		return
 	case p.left:
 		seen = false

@@ -485,3 +485,43 @@ func TestFanout_ADeletionKeepsTheMarksOfTheObjectBackInView(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkWatch_ADeletionNotedAheadOfTheVersionBeforeIt: watch.Filter's
+// goroutine notes the deletion while the reflector still hands over the
+// version before it, a write just before the label was taken off. That
+// version is no return into view, and must not hide the real one (a
+// review's case).
+func TestMarkWatch_ADeletionNotedAheadOfTheVersionBeforeIt(t *testing.T) {
+	created := time.Unix(1000, 0)
+	relabelled := metav1.NewTime(created.Add(time.Minute))
+	labelled := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg", UID: "u", CreationTimestamp: metav1.NewTime(created),
+		ManagedFields: []metav1.ManagedFieldsEntry{{Time: &relabelled, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:reload":{}}}}`)}}}}
+	at := func(version string) (*configMeta, *metav1.PartialObjectMetadata) {
+		obj := labelled.DeepCopy()
+		obj.ResourceVersion = version
+		return &configMeta{namespace: "ns", name: "cfg", uid: "u", version: version, created: created.Unix()}, obj
+	}
+	stored, _ := at("4")
+	born := newBirths()
+	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: true, pending: map[types.UID]pendingVersion{},
+		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
+	synced := func() bool { return true }
+	written, writtenObj := at("5")
+	left, leftObj := at("6")
+	back, backObj := at("7")
+
+	k.leaving(watch.Event{Type: watch.Modified, Object: writtenObj})
+	k.leaving(watch.Event{Type: watch.Deleted, Object: leftObj})
+	k.observe(written, writtenObj, synced)
+	k.observe(left, leftObj, synced)
+	k.leaving(watch.Event{Type: watch.Added, Object: backObj})
+	k.observe(back, backObj, synced)
+
+	var got []string
+	for _, m := range born.marksOf("u") {
+		got = append(got, m.version)
+	}
+	if !slices.Equal(got, []string{"7"}) {
+		t.Fatalf("marks at %v, want only the entry into view at 7", got)
+	}
+}
