@@ -124,13 +124,12 @@ func (b *births) forget(uid types.UID) {
 // forgetThrough forgets what is kept of the object up to its version
 // deleted: a mark noted at a later version, where the informer received
 // it before its handlers heard of the deletion, is the object back in
-// --resource-label-selector's view and stays.
+// --resource-label-selector's view and stays. Its creation goes: the
+// handlers, which note creations, run in order, so it is older.
 func (b *births) forgetThrough(uid types.UID, deleted string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if v, ok := b.byUID[uid]; ok && !past(v.version, deleted) {
-		delete(b.byUID, uid)
-	}
+	delete(b.byUID, uid)
 	later := slices.DeleteFunc(b.tracking[uid], func(m birth) bool { return !past(m.version, deleted) })
 	if len(later) == 0 {
 		delete(b.tracking, uid)
