@@ -415,19 +415,10 @@ func TestOwnsStatus_TellsAStatusWriteFromAMetadataOne(t *testing.T) {
 // then looked like a plain update: no entry into view was noted, and a
 // data change made while the object was out of view rolled.
 func TestMarkWatch_AnObjectBackInViewBeforeTheStoreHeardItLeave(t *testing.T) {
-	created := time.Unix(1000, 0)
-	stored := &configMeta{namespace: "ns", name: "cfg", uid: "u", version: "5", created: created.Unix()}
-	relabelled := metav1.NewTime(created.Add(time.Minute))
-	labelled := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg", UID: "u", CreationTimestamp: metav1.NewTime(created),
-		ManagedFields: []metav1.ManagedFieldsEntry{{Time: &relabelled, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:reload":{}}}}`)}}}}
-	at := func(version string) (*configMeta, *metav1.PartialObjectMetadata) {
-		obj := labelled.DeepCopy()
-		obj.ResourceVersion = version
-		return &configMeta{namespace: "ns", name: "cfg", uid: "u", version: version, created: created.Unix()}, obj
-	}
+	stored, _ := relabelledAt("5")
 	born := newBirths()
-	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: true, pending: map[types.UID]pendingVersion{},
-		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
+	k := selectorMarks(&born, stored)
+	at := relabelledAt
 	synced := func() bool { return true }
 
 	leftMeta, left := at("6")
@@ -492,19 +483,10 @@ func TestFanout_ADeletionKeepsTheMarksOfTheObjectBackInView(t *testing.T) {
 // version is no return into view, and must not hide the real one (a
 // review's case).
 func TestMarkWatch_ADeletionNotedAheadOfTheVersionBeforeIt(t *testing.T) {
-	created := time.Unix(1000, 0)
-	relabelled := metav1.NewTime(created.Add(time.Minute))
-	labelled := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg", UID: "u", CreationTimestamp: metav1.NewTime(created),
-		ManagedFields: []metav1.ManagedFieldsEntry{{Time: &relabelled, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:reload":{}}}}`)}}}}
-	at := func(version string) (*configMeta, *metav1.PartialObjectMetadata) {
-		obj := labelled.DeepCopy()
-		obj.ResourceVersion = version
-		return &configMeta{namespace: "ns", name: "cfg", uid: "u", version: version, created: created.Unix()}, obj
-	}
-	stored, _ := at("4")
+	stored, _ := relabelledAt("4")
 	born := newBirths()
-	k := &markWatch{kind: refs.ConfigMap, born: &born, now: time.Now, selector: true, pending: map[types.UID]pendingVersion{},
-		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
+	k := selectorMarks(&born, stored)
+	at := relabelledAt
 	synced := func() bool { return true }
 	written, writtenObj := at("5")
 	left, leftObj := at("6")
@@ -524,4 +506,22 @@ func TestMarkWatch_ADeletionNotedAheadOfTheVersionBeforeIt(t *testing.T) {
 	if !slices.Equal(got, []string{"7"}) {
 		t.Fatalf("marks at %v, want only the entry into view at 7", got)
 	}
+}
+
+// relabelledAt is a version of a ConfigMap created at second 1000 whose
+// label was written a minute later: one that comes into view by it.
+func relabelledAt(version string) (*configMeta, *metav1.PartialObjectMetadata) {
+	created := time.Unix(1000, 0)
+	relabelled := metav1.NewTime(created.Add(time.Minute))
+	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg", UID: "u", ResourceVersion: version,
+		CreationTimestamp: metav1.NewTime(created),
+		ManagedFields:     []metav1.ManagedFieldsEntry{{Time: &relabelled, FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:reload":{}}}}`)}}}}
+	return &configMeta{namespace: "ns", name: "cfg", uid: "u", version: version, created: created.Unix()}, obj
+}
+
+// selectorMarks is the markWatch of a --resource-label-selector whose
+// store holds stored.
+func selectorMarks(born *births, stored *configMeta) *markWatch {
+	return &markWatch{kind: refs.ConfigMap, born: born, now: time.Now, selector: true, pending: map[types.UID]pendingVersion{},
+		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
 }
