@@ -100,7 +100,7 @@ func (o *ownWrites) behind(obj client.Object, now time.Time) (wait time.Duration
 	case !ok || past(obj.GetResourceVersion(), w.over):
 		delete(o.m, key)
 		return 0, false
-	case left <= 0 && now.Sub(w.at) > ownWriteKept:
+	case now.Sub(w.at) > ownWriteKept:
 		delete(o.m, key)
 		return 0, false
 	case left <= 0:
