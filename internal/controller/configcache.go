@@ -145,16 +145,51 @@ type pendingVersion struct {
 // leaving notes an object the watch reports deleted, before the informer
 // receives the event: the API server sends the content before the change
 // that took the object out of view, so its version alone tells it.
-func (k *markWatch) leaving(ev watch.Event) (watch.Event, bool) {
+func (k *markWatch) leaving(ev watch.Event) {
 	if ev.Type != watch.Deleted {
-		return ev, true
+		return
 	}
 	if obj, ok := ev.Object.(*metav1.PartialObjectMetadata); ok {
 		k.mu.Lock()
 		k.pending[obj.UID] = pendingVersion{configMeta: &configMeta{namespace: obj.Namespace, name: obj.Name, uid: obj.UID, version: obj.ResourceVersion}, left: true}
 		k.mu.Unlock()
 	}
-	return ev, true
+}
+
+// noting is a watch that passes each event of the one it wraps on after
+// note saw it. A reflector that stops a watch (an error event, ripple
+// stopping) reads no more of it: watch.Filter's goroutine then stayed
+// blocked for good on the event in its hand, and noting's ends.
+type noting struct {
+	watch.Interface
+	result  chan watch.Event
+	stopped chan struct{}
+	stop    sync.Once
+}
+
+func noteEvents(w watch.Interface, note func(watch.Event)) watch.Interface {
+	n := &noting{Interface: w, result: make(chan watch.Event), stopped: make(chan struct{})}
+	go n.pass(note)
+	return n
+}
+
+func (n *noting) ResultChan() <-chan watch.Event { return n.result }
+
+func (n *noting) Stop() {
+	n.stop.Do(func() { close(n.stopped) })
+	n.Interface.Stop()
+}
+
+func (n *noting) pass(note func(watch.Event)) {
+	defer close(n.result)
+	for ev := range n.Interface.ResultChan() {
+		note(ev)
+		select {
+		case n.result <- ev:
+		case <-n.stopped:
+			return
+		}
+	}
 }
 
 // observe compares m, made from obj, with the last version received of
@@ -167,7 +202,7 @@ func (k *markWatch) observe(m *configMeta, obj *metav1.PartialObjectMetadata, sy
 	switch {
 	case p.left && !past(m.version, p.version):
 		// The deletion itself, or a version before it that the reflector
-		// receives after leaving ran ahead of it (watch.Filter's own
+		// receives after leaving ran ahead of it (noting's own
 		// goroutine): the deletion forgets what that would mark.
 		return
 	case p.left:
@@ -288,7 +323,7 @@ func newConfigCache(mc metadata.Interface, opts *options.Options, kind refs.Kind
 				if err != nil || selector == "" {
 					return w, err
 				}
-				return watch.Filter(w, c.marks.leaving), nil
+				return noteEvents(w, c.marks.leaving), nil
 			},
 		}
 		inf := toolscache.NewSharedIndexInformerWithOptions(refused.ListWatch(lw), &metav1.PartialObjectMetadata{}, toolscache.SharedIndexInformerOptions{

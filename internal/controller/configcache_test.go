@@ -477,7 +477,7 @@ func TestFanout_ADeletionKeepsTheMarksOfTheObjectBackInView(t *testing.T) {
 	}
 }
 
-// TestMarkWatch_ADeletionNotedAheadOfTheVersionBeforeIt: watch.Filter's
+// TestMarkWatch_ADeletionNotedAheadOfTheVersionBeforeIt: noting's
 // goroutine notes the deletion while the reflector still hands over the
 // version before it, a write just before the label was taken off. That
 // version is no return into view, and must not hide the real one (a
@@ -524,4 +524,27 @@ func relabelledAt(version string) (*configMeta, *metav1.PartialObjectMetadata) {
 func selectorMarks(born *births, stored *configMeta) *markWatch {
 	return &markWatch{kind: refs.ConfigMap, born: born, now: time.Now, selector: true, pending: map[types.UID]pendingVersion{},
 		cached: func(types.NamespacedName) (*configMeta, error) { return stored, nil }}
+}
+
+// TestNoting_EndsWhenStoppedWithAnEventTheReaderNeverTakes: a reflector
+// that stops its watch reads no more of it. The goroutine passing events
+// on must end all the same, the event in its hand dropped.
+func TestNoting_EndsWhenStoppedWithAnEventTheReaderNeverTakes(t *testing.T) {
+	src := watch.NewFakeWithChanSize(1, false)
+	n := &noting{Interface: src, result: make(chan watch.Event), stopped: make(chan struct{})}
+	src.Delete(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "gone", UID: "u", ResourceVersion: "6"}})
+	n.Stop()
+	ended := make(chan struct{})
+	go func() {
+		n.pass(func(watch.Event) {})
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the goroutine passing events on still holds one, 10 s after the watch was stopped")
+	}
+	if _, open := <-n.ResultChan(); open {
+		t.Error("the results of the stopped watch are still open")
+	}
 }
