@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ripple-controller/ripple/internal/refs"
 )
@@ -84,7 +85,11 @@ func readFrom(k Keys, kind refs.Kind, metadata, template map[string]string) map[
 
 // reloaderTracks restates Reloader's decision (ShouldReload in its
 // pkg/common, plus its check that auto and search only act on objects the
-// pod spec uses) for one object, with ripple's reading of the reload list.
+// pod spec uses) for one object. The reload list is read entry by entry,
+// each a regular expression between "^" and "$", and none of ripple's
+// shortcuts; only a list ripple reports a Problem for (an entry skipped
+// past its caps, or invalid, which Reloader skips silently) is read
+// ripple's way.
 func reloaderTracks(k Keys, kind refs.Kind, name string, obj, metadata, template map[string]string, referenced, autoReloadAll bool) bool {
 	reload, typedAuto, exclude := kindKeyNames(k, kind)
 	if obj[k.Ignore] == "true" {
@@ -97,7 +102,7 @@ func reloaderTracks(k Keys, kind refs.Kind, name string, obj, metadata, template
 		}
 	}
 	ann := readFrom(k, kind, metadata, template)
-	if list, _ := ParseNameList(ann[reload]); list.Match(name) {
+	if list, problem := ParseNameList(ann[reload]); problem != nil && list.Match(name) || problem == nil && anyWholly(ann[reload], name) {
 		return true
 	}
 	if !referenced {
@@ -238,12 +243,27 @@ func checkSkipped(t *testing.T, list string, entries []string, parsed parsedList
 	}
 }
 
-// wholly reports whether the entry, as a name or as a regular expression of
-// its own between "^" and "$" (Reloader's reading), matches name.
+// wholly reports whether the entry, as a regular expression of its own
+// between "^" and "$" (Reloader's reading), matches name: a plain name
+// matches only itself that way too, with no shortcut to share a mistake
+// with the code under test. Invalid UTF-8, which no annotation or name the
+// API server holds can carry and which a regular expression reads as
+// U+FFFD, is compared as ripple compares it.
 func wholly(entry, name string) bool {
-	if regexp.QuoteMeta(entry) == entry {
+	if (!utf8.ValidString(entry) || !utf8.ValidString(name)) && regexp.QuoteMeta(entry) == entry {
 		return entry == name
 	}
 	matched, err := regexp.MatchString("^"+entry+"$", name)
 	return err == nil && matched
+}
+
+// anyWholly reports whether some entry of a comma-separated list, spaces
+// trimmed, matches name wholly.
+func anyWholly(list, name string) bool {
+	for _, entry := range strings.Split(list, ",") {
+		if entry = strings.TrimSpace(entry); entry != "" && wholly(entry, name) {
+			return true
+		}
+	}
+	return false
 }
