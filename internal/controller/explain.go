@@ -284,8 +284,9 @@ func recreation(d decision, w client.Object, ref refs.Ref) decision {
 }
 
 // named returns what a workload may track: the objects its pod spec uses,
-// those its reload lists name, and those in the namespace their patterns
-// match, sorted.
+// those its reload lists name, and those their patterns match, in the
+// namespace or in the workload's record, which keeps a deleted one
+// (kept), sorted.
 func (e *Explainer) named(ctx context.Context, ns string, v *view, tmpl *corev1.PodTemplateSpec) ([]refs.Ref, error) {
 	out := refs.FromPodSpec(&tmpl.Spec)
 	for _, kind := range []refs.Kind{refs.ConfigMap, refs.Secret} {
@@ -303,6 +304,11 @@ func (e *Explainer) named(ctx context.Context, ns string, v *view, tmpl *corev1.
 		for _, o := range objs.Items {
 			if list.Match(o.Name) {
 				out = append(out, refs.Ref{Kind: kind, Name: o.Name})
+			}
+		}
+		for ref := range v.record.objects {
+			if ref.Kind == kind && !isBucket(ref) && list.Match(ref.Name) {
+				out = append(out, ref)
 			}
 		}
 	}

@@ -167,18 +167,18 @@ var _ = Describe("ripple explain", Ordered, func() {
 	})
 })
 
-var _ = Describe("ripple explain, on what flags and annotations narrow", func() {
-	// explainIn runs `ripple explain` with a kubeconfig whose context's
-	// namespace is ns.
-	explainIn := func(ns string, args ...string) string {
-		GinkgoHelper()
-		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(cluster.WriteKubeconfig(kubeconfig, restConfig, ns)).To(Succeed())
-		var out bytes.Buffer
-		Expect(cli.Explain(suiteCtx, append(args, "--kubeconfig="+kubeconfig), &out)).To(Succeed())
-		return out.String()
-	}
+// explainIn runs `ripple explain` with a kubeconfig whose context's
+// namespace is ns.
+func explainIn(ns string, args ...string) string {
+	GinkgoHelper()
+	kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(cluster.WriteKubeconfig(kubeconfig, restConfig, ns)).To(Succeed())
+	var out bytes.Buffer
+	Expect(cli.Explain(suiteCtx, append(args, "--kubeconfig="+kubeconfig), &out)).To(Succeed())
+	return out.String()
+}
 
+var _ = Describe("ripple explain, on what flags and annotations narrow", func() {
 	It("says a ConfigMap outside --resource-label-selector or --namespaces rolls nothing", func() {
 		ns := newNamespace(nil)
 		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
@@ -204,5 +204,61 @@ var _ = Describe("ripple explain, on what flags and annotations narrow", func() 
 		createDeployment(ns, "dep", map[string]string{annotations.Auto: "true", annotations.KeyPrecision: "true"}, envConfigMapKey("cfg"))
 
 		Expect(explainIn(ns, "deployment", "dep")).To(MatchRegexp(`(?m)^ConfigMap/cfg +yes .*; only keys k`))
+	})
+})
+
+var _ = Describe("ripple explain, on deleted workloads and objects", func() {
+	It("says a workload being deleted rolls nothing", func() {
+		ns := newNamespace(nil)
+		createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		createDeployment(ns, "staying", auto, envFromConfigMap("cfg"))
+		going := createDeployment(ns, "going", auto, envFromConfigMap("cfg"))
+		update(going, func(d *appsv1.Deployment) { d.Finalizers = append(d.Finalizers, "test.ripple.dev/hold") })
+		DeferCleanup(func() { update(going, func(d *appsv1.Deployment) { d.Finalizers = nil }) })
+		Expect(k8s.Delete(suiteCtx, going)).To(Succeed())
+
+		Expect(explainIn(ns, "configmap", "cfg")).To(SatisfyAll(
+			MatchRegexp(`(?m)^Deployment/staying +yes `), Not(ContainSubstring("Deployment/going"))))
+		Expect(explainIn(ns, "deployment", "going")).To(Equal(
+			"Deployment " + ns + "/going\n  Not rolled: it is being deleted.\nNo object is related to it.\n"))
+	})
+
+	It("says a deleted Secret rolls, when recreated with other data, the workload whose record kept it, and says it is missing on the lines that do not roll", func() {
+		ns := newNamespace(nil)
+		creds := createSecret(ns, "creds", map[string]string{"k": "1"})
+		kept := createDeployment(ns, "kept", auto, envFromSecret("creds"))
+		createDaemonSet(ns, "agent", nil, envFromSecret("creds"))
+		startRipple()
+		keptBefore := recorded(kept)
+		Expect(k8s.Delete(suiteCtx, creds)).To(Succeed())
+
+		Expect(explainIn(ns, "secret", "creds")).To(SatisfyAll(
+			MatchRegexp(`(?m)^Deployment/kept +yes .*; it does not exist: its record keeps it since its deletion, so its recreation rolls it unless`),
+			// The untracked DaemonSet's line is its verdict alone.
+			MatchRegexp(`(?m)^DaemonSet/agent +no +untracked: [^;]*; uses it: envFrom of container app$`)))
+		Expect(explainIn(ns, "deployment", "kept")).To(MatchRegexp(`(?m)^Secret/creds +yes .*its record keeps it since its deletion`))
+		Expect(explainIn(ns, "deployment", "kept", "--reload-on-create")).To(
+			MatchRegexp(`(?m)^Secret/creds +yes .*; It does not exist: this is what its creation would do \(--reload-on-create\)$`))
+		Expect(explainIn(ns, "daemonset", "agent")).To(
+			MatchRegexp(`(?m)^Secret/creds +no +untracked: .*; uses it: envFrom of container app; It does not exist: without --reload-on-create its creation is only recorded, but for a workload whose record kept it`))
+
+		createSecret(ns, "creds", map[string]string{"k": "2"})
+		expectRolledOnce(kept, keptBefore)
+	})
+
+	It("lists a deleted object that a workload's reload pattern matched and its record keeps", func() {
+		ns := newNamespace(nil)
+		cfg := createConfigMap(ns, "cfg-a", map[string]string{"k": "1"})
+		pat := createDeployment(ns, "pat", map[string]string{annotations.ConfigMapReload: "cfg-.*"})
+		startRipple()
+		patBefore := recorded(pat)
+		Expect(k8s.Delete(suiteCtx, cfg)).To(Succeed())
+
+		Expect(explainIn(ns, "configmap", "cfg-a")).To(MatchRegexp(`(?m)^Deployment/pat +yes .*its record keeps it since its deletion`))
+		// Both directions of explain should agree on the same pair.
+		Expect(explainIn(ns, "deployment", "pat")).To(MatchRegexp(`(?m)^ConfigMap/cfg-a +yes .*its record keeps it since its deletion`))
+
+		createConfigMap(ns, "cfg-a", map[string]string{"k": "2"})
+		expectRolledOnce(pat, patBefore)
 	})
 })
