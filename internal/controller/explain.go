@@ -279,6 +279,10 @@ func recreation(d decision, w client.Object, ref refs.Ref) decision {
 		d.why += "; it does not exist, and its creation is only recorded"
 		return d
 	}
+	if rec.objects[ref] == unknownEntry {
+		d.why += "; it does not exist: its record keeps it since its deletion under a key ripple no longer uses, so its recreation rolls it whatever its data"
+		return d
+	}
 	d.why += "; it does not exist: its record keeps it since its deletion, so its recreation rolls it unless it brings back the data the pods run"
 	return d
 }

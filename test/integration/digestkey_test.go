@@ -137,6 +137,7 @@ var _ = Describe("The digest key ripple keeps itself", func() {
 			startRipple(namedKey(next))
 			Eventually(func() string { return keyIDOf(stateOf(dep)) }, 20*time.Second).Should(Equal(digest.NewKeyed(keyB).KeyID()))
 			Expect(stateOf(dep).Recorded).To(ContainSubstring(entry), "the pods still hold its data")
+			Expect(explainIn(ns, "deployment", "dep")).To(MatchRegexp(`(?m)^Secret/sec +yes .*; it does not exist: its record keeps it since its deletion under a key ripple no longer uses, so its recreation rolls it whatever its data$`))
 			createSecret(ns, "sec", map[string]string{"k": "2"})
 
 			expectRolledOnce(dep, before)
