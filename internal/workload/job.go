@@ -153,6 +153,14 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	switch {
 	case !marked:
 		return Result{}, false, nil
+	case job.DeletionTimestamp == nil && jobCompleted(job):
+		// It completed after ripple marked it, before the deletion (one
+		// refused, or cut off): its run is over, and a Job that completed
+		// is never run again. The mark goes, on this version alone.
+		done := slices.DeleteFunc(slices.Clone(job.Finalizers), func(f string) bool { return f == annotations.Recreate })
+		body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion,
+			"annotations": map[string]any{annotations.Recreate: nil}, "finalizers": done}}
+		return Result{Held: t.Held(job, ""), Cause: decodeJob(raw).Cause}, true, t.patch(ctx, c, obj, body)
 	case job.DeletionTimestamp == nil:
 		// This version may be stale: the delete applies to it alone.
 		return Result{}, true, deleteForeground(ctx, c, t, job, client.Preconditions{UID: &job.UID, ResourceVersion: &job.ResourceVersion})

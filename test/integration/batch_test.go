@@ -989,6 +989,32 @@ var _ = Describe("Jobs", func() {
 		Entry("succeeded, its last pods still terminating", batchv1.JobSuccessCriteriaMet, false),
 	)
 
+	// The Job completes between ripple's mark and its deletion, here one
+	// an admission policy refuses for a while: its run is over, and the
+	// mark goes instead.
+	It("never runs again a Job that completed after ripple marked it for recreation, while its deletion was refused", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		probe := createJob(ns, "probe", nil, envFromConfigMap("cfg"))
+		startRipple()
+		expectRecorded(job)
+		allow := refuse(ns, admissionregistrationv1.Delete, "batch", "jobs", func() error {
+			return k8s.Delete(suiteCtx, probe, client.DryRunAll)
+		})
+		setData(cm, "k", "2")
+		waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadFailed: ")))
+		setJobStatus(job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
+		allow()
+
+		waitFor(eventsFor(job)).Should(ContainElement(And(HavePrefix("ReloadSkipped: "), ContainSubstring("completed"))))
+		waitFor(jobNow(ns, "migrate")).Should(And(
+			HaveField("UID", Equal(job.UID)),
+			HaveField("DeletionTimestamp", BeNil()),
+			HaveField("Annotations", Not(HaveKey(annotations.Recreate))),
+			HaveField("Finalizers", Not(ContainElement(annotations.Recreate)))), "not run a second time, and no longer marked")
+	})
+
 	It("never recreates a Job controlled by a CronJob, whatever its template says", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
