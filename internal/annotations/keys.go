@@ -114,9 +114,9 @@ const (
 	Refreshed = "ripple.dev/refreshed"
 	// PodsConfigDigest sits in a workload's metadata, written with the
 	// record when ripple changes the pods without changing their template
-	// (a refresh in place, an Argo Rollout's restart): the stamp of the
-	// config they run from then on, which the template's ConfigDigest,
-	// older, does not name. A lost or written-back record is read against
+	// (a refresh in place, an Argo Rollout's restart, a suspended CronJob's
+	// change, which its next run reads): the stamp of the config they run
+	// from then on, which the template's ConfigDigest, older, does not name. A lost or written-back record is read against
 	// the later of the two.
 	PodsConfigDigest = "ripple.dev/pods-config-digest"
 	// Recorded sits in a workload's metadata and holds the per-object digests

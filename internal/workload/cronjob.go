@@ -82,7 +82,15 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 		return Result{Patched: err == nil}, err
 	}
 	if why := t.Held(obj, ch.Strategy); why != "" {
-		err := t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record})
+		// Its next run reads the config as it is now, which the
+		// jobTemplate's stamp, that of the last run, does not name: a lost
+		// record read against that stamp ran a Job for this change after
+		// the CronJob was resumed.
+		meta := map[string]string{annotations.Recorded: ch.Record}
+		if ch.Stamp != "" {
+			meta[annotations.PodsConfigDigest] = ch.Stamp
+		}
+		err := t.Write(ctx, c, obj, meta)
 		return Result{Held: why, Patched: err == nil}, err
 	}
 	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {
