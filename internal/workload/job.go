@@ -103,11 +103,10 @@ func rollJob(ctx context.Context, c client.Client, t Type, obj client.Object, ch
 	}
 	body := t.TemplatePatch(job.ResourceVersion, map[string]string{annotations.Recorded: ch.Record, annotations.Recreate: string(pending)}, nil)
 	body["metadata"].(map[string]any)["finalizers"] = append(slices.Clone(job.Finalizers), annotations.Recreate)
-	// The deletion waits for the marked version to reach the cache
-	// (resumeJob): deleted at once, on its UID alone, a Job that completed
-	// in between would run again.
-	err = t.patch(ctx, c, obj, body)
-	return Result{Patched: err == nil}, err
+	if err := t.patch(ctx, c, obj, body); err != nil {
+		return Result{}, err
+	}
+	return Result{Patched: true}, deleteForeground(ctx, c, t, job, client.Preconditions{UID: &job.UID})
 }
 
 // deleteForeground deletes the Job once its pods are gone. A Job already
