@@ -153,10 +153,12 @@ func resumeJob(ctx context.Context, c client.Client, t Type, obj client.Object) 
 	switch {
 	case !marked:
 		return Result{}, false, nil
-	case job.DeletionTimestamp == nil && jobCompleted(job):
-		// It completed after ripple marked it, before the deletion (one
-		// refused, or cut off): its run is over, and a Job that completed
-		// is never run again. The mark goes, on this version alone.
+	case jobCompleted(job):
+		// It completed after ripple marked it: before ripple's deletion
+		// (one refused, cut off, or a moment late), and perhaps deleted
+		// since by someone else (its TTL, a Helm hook's policy). Its run is
+		// over, and a Job that completed is never run again: the mark goes,
+		// on this version alone, and a deletion under way goes on.
 		done := slices.DeleteFunc(slices.Clone(job.Finalizers), func(f string) bool { return f == annotations.Recreate })
 		body := map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion,
 			"annotations": map[string]any{annotations.Recreate: nil}, "finalizers": done}}

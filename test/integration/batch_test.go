@@ -1044,6 +1044,32 @@ var _ = Describe("Jobs", func() {
 			HaveField("Finalizers", Not(ContainElement(annotations.Recreate)))), "not run a second time, and no longer marked")
 	})
 
+	// Once complete, the Job is deleted by someone else (its TTL, a Helm
+	// hook's delete policy) while ripple is away: ripple's finalizer holds
+	// it, and the deletion must go on without a Job taking its place.
+	It("never runs again a Job that completed after ripple marked it and that someone else then deleted", func() {
+		ns := newBatchNamespace()
+		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+		probe := createJob(ns, "probe", nil, envFromConfigMap("cfg"))
+		first := startRipple()
+		expectRecorded(job)
+		allow := refuse(ns, admissionregistrationv1.Delete, "batch", "jobs", func() error {
+			return k8s.Delete(suiteCtx, probe, client.DryRunAll)
+		})
+		setData(cm, "k", "2")
+		waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadFailed: ")))
+		first.stop()
+		setJobStatus(job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
+		allow()
+		Expect(k8s.Delete(suiteCtx, job, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		actAsGarbageCollector(job)
+
+		startRipple()
+		waitFor(jobNow(ns, "migrate")).Should(BeNil(), "its deletion goes on")
+		Consistently(jobNow(ns, "migrate"), quiet).Should(BeNil(), "and no Job takes its place")
+	})
+
 	It("never recreates a Job controlled by a CronJob, whatever its template says", func() {
 		ns := newBatchNamespace()
 		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
