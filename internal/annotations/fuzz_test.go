@@ -102,7 +102,12 @@ func reloaderTracks(k Keys, kind refs.Kind, name string, obj, metadata, template
 		}
 	}
 	ann := readFrom(k, kind, metadata, template)
-	if list, problem := ParseNameList(ann[reload]); problem != nil && list.Match(name) || problem == nil && anyWholly(ann[reload], name) {
+	list, problem := ParseNameList(ann[reload])
+	listed := list.Match(name)
+	if problem == nil {
+		listed = anyWholly(ann[reload], name)
+	}
+	if listed {
 		return true
 	}
 	if !referenced {

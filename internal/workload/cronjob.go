@@ -86,11 +86,7 @@ func rollCronJob(ctx context.Context, c client.Client, t Type, obj client.Object
 		// jobTemplate's stamp, that of the last run, does not name: a lost
 		// record read against that stamp ran a Job for this change after
 		// the CronJob was resumed.
-		meta := map[string]string{annotations.Recorded: ch.Record}
-		if ch.Stamp != "" {
-			meta[annotations.PodsConfigDigest] = ch.Stamp
-		}
-		err := t.Write(ctx, c, obj, meta)
+		err := t.Write(ctx, c, obj, map[string]string{annotations.Recorded: ch.Record, annotations.PodsConfigDigest: ch.Stamp})
 		return Result{Held: why, Patched: err == nil}, err
 	}
 	if cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent {

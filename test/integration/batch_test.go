@@ -747,6 +747,26 @@ func refuseUnless(ns string, op admissionregistrationv1.OperationType, group, re
 	}
 }
 
+// markedWhileDeletionRefused starts ripple on a running Job whose
+// ConfigMap then changes while an admission policy refuses deletions in
+// ns: ripple marks the Job and cannot delete it. allow lets deletions
+// through again.
+func markedWhileDeletionRefused(ns string) (job *batchv1.Job, ripple *rippleInstance, allow func()) {
+	GinkgoHelper()
+	cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
+	job = createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
+	probe := createJob(ns, "probe", nil, envFromConfigMap("cfg"))
+	ripple = startRipple()
+	expectRecorded(job)
+	allow = refuse(ns, admissionregistrationv1.Delete, "batch", "jobs", func() error {
+		return k8s.Delete(suiteCtx, probe, client.DryRunAll)
+	})
+	setData(cm, "k", "2")
+	waitFor(jobNow(ns, "migrate")).Should(HaveField("Annotations", HaveKey(annotations.Recreate)), "marked")
+	waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadFailed: ")), "its deletion refused")
+	return job, ripple, allow
+}
+
 // actAsGarbageCollector removes foregroundDeletion once the Job is being
 // deleted, as the garbage collector does when its pods are gone.
 func actAsGarbageCollector(job *batchv1.Job) {
@@ -1023,16 +1043,7 @@ var _ = Describe("Jobs", func() {
 	// mark goes instead.
 	It("never runs again a Job that completed after ripple marked it for recreation, while its deletion was refused", func() {
 		ns := newBatchNamespace()
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
-		probe := createJob(ns, "probe", nil, envFromConfigMap("cfg"))
-		startRipple()
-		expectRecorded(job)
-		allow := refuse(ns, admissionregistrationv1.Delete, "batch", "jobs", func() error {
-			return k8s.Delete(suiteCtx, probe, client.DryRunAll)
-		})
-		setData(cm, "k", "2")
-		waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadFailed: ")))
+		job, _, allow := markedWhileDeletionRefused(ns)
 		setJobStatus(job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
 		allow()
 
@@ -1049,16 +1060,7 @@ var _ = Describe("Jobs", func() {
 	// it, and the deletion must go on without a Job taking its place.
 	It("never runs again a Job that completed after ripple marked it and that someone else then deleted", func() {
 		ns := newBatchNamespace()
-		cm := createConfigMap(ns, "cfg", map[string]string{"k": "1"})
-		job := createJob(ns, "migrate", auto, envFromConfigMap("cfg"))
-		probe := createJob(ns, "probe", nil, envFromConfigMap("cfg"))
-		first := startRipple()
-		expectRecorded(job)
-		allow := refuse(ns, admissionregistrationv1.Delete, "batch", "jobs", func() error {
-			return k8s.Delete(suiteCtx, probe, client.DryRunAll)
-		})
-		setData(cm, "k", "2")
-		waitFor(eventsFor(job)).Should(ContainElement(HavePrefix("ReloadFailed: ")))
+		job, first, allow := markedWhileDeletionRefused(ns)
 		first.stop()
 		setJobStatus(job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
 		allow()

@@ -62,8 +62,6 @@ func (w *writeTap) all() string {
 	return strings.Join(w.out, "\n----\n")
 }
 
-func hexOf(b []byte) string { return hex.EncodeToString(b) }
-
 // reloaderSHA1 is stakater/Reloader's value for a Secret: the SHA-1 of its
 // sorted "key=value" entries joined by ";".
 func reloaderSHA1(data map[string]string) string {
@@ -73,7 +71,7 @@ func reloaderSHA1(data map[string]string) string {
 	}
 	sort.Strings(v)
 	s := sha1.Sum([]byte(strings.Join(v, ";")))
-	return hexOf(s[:])
+	return hex.EncodeToString(s[:])
 }
 
 // guessables lists what must never appear in anything ripple writes, each
@@ -88,8 +86,8 @@ func guessables(ns, name string, data map[string]string) map[string]string {
 		out["value of "+k] = v
 		out["base64 of "+k] = base64.StdEncoding.EncodeToString([]byte(v))
 		s1, s256 := sha1.Sum([]byte(v)), sha256.Sum256([]byte(v))
-		out["sha1 of "+k] = hexOf(s1[:])
-		out["sha256 of "+k] = hexOf(s256[:])
+		out["sha1 of "+k] = hex.EncodeToString(s1[:])
+		out["sha256 of "+k] = hex.EncodeToString(s256[:])
 	}
 	out["reloader sha1"] = reloaderSHA1(data)
 	q := digest.Qualified(ns, name)
@@ -175,7 +173,7 @@ var _ = Describe("Secret data in what ripple writes", func() {
 			secrets[l+" (v2)"] = s
 		}
 		secrets["the HMAC key, base64"] = base64.StdEncoding.EncodeToString(key)
-		secrets["the HMAC key, hex"] = hexOf(key)
+		secrets["the HMAC key, hex"] = hex.EncodeToString(key)
 		secrets["the HMAC key"] = string(key)
 
 		writes := tap.all()
