@@ -25,6 +25,7 @@ import (
 	"github.com/ripple-controller/ripple/internal/manager"
 	"github.com/ripple-controller/ripple/internal/migrate"
 	"github.com/ripple-controller/ripple/internal/options"
+	"github.com/ripple-controller/ripple/internal/procs"
 	"github.com/ripple-controller/ripple/internal/refs"
 	"github.com/ripple-controller/ripple/internal/version"
 	"github.com/ripple-controller/ripple/internal/workload"
@@ -60,6 +61,7 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 		c(cfg)
 	}
 	sampleHeap(opts.EnablePprof)
+	maxProcs := procs.Limit()
 	ctx := ctrl.SetupSignalHandler()
 	gcpace.Start(ctx)
 	mgr, err := NewManager(ctx, cfg, &opts, os.Stderr)
@@ -69,7 +71,7 @@ func Run(args []string, configure ...func(*rest.Config)) error {
 	// What logs outside the manager (controller-runtime's own packages)
 	// logs the same way.
 	ctrl.SetLogger(mgr.GetLogger())
-	mgr.GetLogger().Info("Starting ripple", "version", version.Version)
+	mgr.GetLogger().Info("Starting ripple", "version", version.Version, "gomaxprocs", maxProcs)
 	return mgr.Start(ctx)
 }
 
