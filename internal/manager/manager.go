@@ -38,10 +38,7 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "ripple"
-	// Room for every write in flight (each kind's workers, the Event
-	// writer) and a few reads. First, to see client-go's transport
-	// before the clock wraps it.
-	useHTTP1(cfg, opts.Workers*len(opts.Workloads())+8)
+	useHTTP1(cfg)
 	clock := apiclock.New(nil)
 	cfg.Wrap(clock.Wrap)
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})

@@ -2,20 +2,21 @@ package manager
 
 import (
 	"net"
-	"net/http"
 	"time"
 
 	"k8s.io/client-go/rest"
 )
 
-// Dead connections are found by TCP keepalives: a connection that has
-// heard nothing for keepaliveIdle is probed every keepaliveInterval, and
-// closed after keepaliveProbes unanswered probes, half a minute in all, as
-// client-go's HTTP/2 pings would find it.
+// A dead connection is found within about 30 s, as client-go's HTTP/2
+// pings found it: an idle one by TCP keepalives (a probe after 15 s of
+// silence, then every 5 s, closed after 3 unanswered), one holding a
+// request by unackedTimeout, since Linux sends no keepalive probe while
+// written data waits for its acknowledgement.
 const (
 	keepaliveIdle     = 15 * time.Second
 	keepaliveInterval = 5 * time.Second
 	keepaliveProbes   = 3
+	unackedTimeout    = 30 * time.Second
 )
 
 // useHTTP1 makes ripple speak HTTP/1.1 to the API server.
@@ -30,19 +31,10 @@ const (
 // plane).
 //
 // Each watch and each request in flight then holds a connection of its
-// own, which idleConns keeps for the next request. HTTP/2's pings no
-// longer find a dead connection; TCP keepalives do (keepaliveIdle).
-func useHTTP1(cfg *rest.Config, idleConns int) {
+// own; client-go keeps 25 idle for the next requests.
+func useHTTP1(cfg *rest.Config) {
 	cfg.NextProtos = []string{"http/1.1"}
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAliveConfig: net.KeepAliveConfig{
+	d := &net.Dialer{Timeout: 30 * time.Second, Control: boundUnacked, KeepAliveConfig: net.KeepAliveConfig{
 		Enable: true, Idle: keepaliveIdle, Interval: keepaliveInterval, Count: keepaliveProbes}}
 	cfg.Dial = d.DialContext
-	// client-go keeps 25 idle connections to a host: more writes in
-	// flight would each dial, and shake hands, anew.
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		if t, ok := rt.(*http.Transport); ok {
-			t.MaxIdleConnsPerHost = idleConns
-		}
-		return rt
-	})
 }

@@ -20,7 +20,7 @@ func TestUseHTTP1SpeaksHTTP1ToAServerOfferingHTTP2(t *testing.T) {
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 
 	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
-	useHTTP1(cfg, 40)
+	useHTTP1(cfg)
 	c, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -32,15 +32,5 @@ func TestUseHTTP1SpeaksHTTP1ToAServerOfferingHTTP2(t *testing.T) {
 	_ = resp.Body.Close()
 	if got := <-protos; got != "HTTP/1.1" {
 		t.Errorf("the server got %s, want HTTP/1.1", got)
-	}
-}
-
-func TestUseHTTP1KeepsAnIdleConnectionForEveryWriteInFlight(t *testing.T) {
-	cfg := &rest.Config{}
-	useHTTP1(cfg, 40)
-	tr := &http.Transport{MaxIdleConnsPerHost: 25}
-	cfg.WrapTransport(tr)
-	if tr.MaxIdleConnsPerHost != 40 {
-		t.Errorf("MaxIdleConnsPerHost = %d, want 40", tr.MaxIdleConnsPerHost)
 	}
 }

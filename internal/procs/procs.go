@@ -16,15 +16,17 @@ package procs
 import (
 	"os"
 	"runtime"
+	"strconv"
 )
 
 // Default is ripple's GOMAXPROCS when the environment sets none.
 const Default = 1
 
-// Limit sets GOMAXPROCS to Default unless the environment sets GOMAXPROCS,
-// and returns the GOMAXPROCS in effect.
+// Limit sets GOMAXPROCS to Default unless the environment sets GOMAXPROCS
+// to a number of Ps, and returns the GOMAXPROCS in effect. The runtime
+// ignores an empty or malformed value, and so does Limit.
 func Limit() int {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
 		return runtime.GOMAXPROCS(0)
 	}
 	runtime.GOMAXPROCS(Default)
