@@ -494,7 +494,7 @@ var _ = Describe("CronJobs", func() {
 		// Stamps tell time in whole seconds, and a tie goes to the
 		// template's: the held change comes in a later second than the run.
 		ran := time.Now().Unix()
-		Eventually(func() int64 { return time.Now().Unix() }).Should(BeNumerically(">", ran))
+		Eventually(func() int64 { return time.Now().Unix() }).WithTimeout(5 * time.Second).Should(BeNumerically(">", ran))
 		update(cj, func(c *batchv1.CronJob) { c.Spec.Suspend = ptr.To(true) })
 		before := recordOf(cj)()
 		setData(cm, "k", "3")
