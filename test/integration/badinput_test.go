@@ -458,7 +458,9 @@ var _ = Describe("Bad input", func() {
 			first := recorded(dep)
 			for _, garbage := range []string{"garbage", "", "key=;at=soon", "key=x;at=1;Pod/p=1;;"} {
 				update(dep, func(d *appsv1.Deployment) { d.Annotations[annotations.Recorded] = garbage })
-				Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).Should(HavePrefix("key="), "re-recorded after %q", garbage)
+				// Two of the garbage values start as a record does.
+				Eventually(func() string { return stateOf(dep).Recorded }, 10*time.Second).Should(
+					And(HavePrefix("key="), Not(Equal(garbage))), "re-recorded after %q", garbage)
 			}
 			Eventually(e.log.lines("the recorded state is unreadable", e.ns), 10*time.Second).Should(HaveLen(4))
 			Expect(first.Rollouts()).To(BeZero())
