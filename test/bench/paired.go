@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,7 +83,7 @@ func (b *Bench) timeEdits(ctx context.Context, e *env, build Build, name string,
 	ed := b.rippleEditor(e, r, 300*time.Millisecond)
 	// As in (e): no scrapes of ripple's metrics between the edits.
 	ed.Idle = nil
-	u0, s0, err := userSystem(r.Pid())
+	before, err := r.Proc()
 	if err != nil {
 		return 0, err
 	}
@@ -93,30 +91,15 @@ func (b *Bench) timeEdits(ctx context.Context, e *env, build Build, name string,
 	if err != nil {
 		return 0, err
 	}
-	u1, s1, err := userSystem(r.Pid())
+	after, err := r.Proc()
 	if err != nil {
 		return 0, err
 	}
 	if msg := Correctness(edits); msg != "" {
 		return 0, fmt.Errorf("did not roll exactly the affected workloads: %s", msg)
 	}
-	b.cfg.Logf("%s: user %s, system %s over %d edits", build, u1-u0, s1-s0, len(edits))
-	return float64((u1 - u0 + s1 - s0).Microseconds()) / 1000 / float64(len(edits)), nil
-}
-
-// userSystem reads a process's user and system CPU time from /proc.
-func userSystem(pid int) (user, system time.Duration, err error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, 0, err
-	}
-	return time.Duration(ut) * time.Second / clockTicks, time.Duration(st) * time.Second / clockTicks, nil
+	b.cfg.Logf("%s: user %s, system %s over %d edits", build, after.User-before.User, after.System-before.System, len(edits))
+	return float64((after.CPU - before.CPU).Microseconds()) / 1000 / float64(len(edits)), nil
 }
 
 func mean(xs []float64) float64 {

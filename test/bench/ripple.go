@@ -169,8 +169,9 @@ func (r *Ripple) Metrics(ctx context.Context) (Samples, error) {
 
 // ProcStats is what /proc says of a process.
 type ProcStats struct {
-	// CPU is user plus system time.
-	CPU time.Duration
+	// CPU is User plus System, the process's CPU time in user space
+	// and in the kernel.
+	CPU, User, System time.Duration
 	// HWM is the peak resident set size, RSS the current one, of which
 	// Anon is anonymous memory (heap, stacks) and File mapped files (the
 	// binary's code and data).
@@ -195,7 +196,8 @@ func readProc(pid int) (ProcStats, error) {
 	// utime and stime are fields 14 and 15 of the whole line, 12 and 13 here.
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
-	p.CPU = time.Duration(ut+st) * time.Second / clockTicks
+	p.User, p.System = time.Duration(ut)*time.Second/clockTicks, time.Duration(st)*time.Second/clockTicks
+	p.CPU = p.User + p.System
 	status, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return p, err
