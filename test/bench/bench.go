@@ -546,6 +546,7 @@ type loadMark struct {
 	audit     AuditOffset
 	apiserver map[string]float64
 	client    map[string]float64
+	heap      Heap
 	proc      ProcStats
 	// bench is the bench's own CPU time.
 	bench time.Duration
@@ -556,6 +557,7 @@ func (b *Bench) beginLoad(ctx context.Context, r *Ripple) loadMark {
 	m.apiserver, _ = APIServerRequests(ctx, b.cs)
 	if s, err := r.Metrics(ctx); err == nil {
 		m.client = s.Counts("rest_client_requests_total", "method")
+		m.heap = HeapOf(s)
 	}
 	m.proc, _ = r.Proc()
 	m.bench = selfCPU()
@@ -622,6 +624,9 @@ func (b *Bench) endLoad(ctx context.Context, r *Ripple, m loadMark, edits []Edit
 		Rate: fmt.Sprintf("%.2fx", ratio(cpu, floor)), Target: "<= 5ms", Pass: pass(cpu <= 5*time.Millisecond)})
 	b.report.add(Row{Scenario: scen, Measure: "ripple CPU per edit, against a floor that also writes ripple's Event per rollout", Ripple: ms(cpu),
 		Floor: ms(withEvents), Rate: fmt.Sprintf("%.2fx", ratio(cpu, withEvents)), Target: "-"})
+	kib, gcs := m.heap.PerEdit(HeapOf(s), n)
+	b.report.add(Row{Scenario: scen, Measure: "ripple heap allocated per edit, and collections per edit (go_memstats, go_gc)",
+		Ripple: fmt.Sprintf("%.0f KiB, %.3f", kib, gcs), Target: "-"})
 	b.report.note("(e) the floor's CPU per edit is the bench's own CPU time over the floor's edits (%s; %s with the Events) less that over ripple's (%s), divided by the %d edits",
 		ms(floorCPU.patches), ms(floorCPU.withEvents), ms(benchCPU), n)
 	b.report.note("(e) %d edits, %d affected workloads; ripple's requests in the audit log: %s", n, affected, FormatCounts(audit))

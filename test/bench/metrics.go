@@ -121,6 +121,24 @@ func (ss Samples) Counts(name string, by ...string) map[string]float64 {
 	return out
 }
 
+// Heap is what ripple's Go runtime reports of its heap work so far: bytes
+// allocated and collections. Unlike CPU time, neither moves with the
+// machine's speed, so they show a change of ripple's that CPU figures
+// within their noise would not.
+type Heap struct{ Allocated, Collections float64 }
+
+// HeapOf reads Heap from ripple's metrics.
+func HeapOf(ss Samples) Heap {
+	return Heap{Allocated: ss.Sum("go_memstats_alloc_bytes_total", nil), Collections: ss.Sum("go_gc_duration_seconds_count", nil)}
+}
+
+// PerEdit is the heap work from h to after, divided by n edits: KiB
+// allocated and collections.
+func (h Heap) PerEdit(after Heap, n int) (kib, collections float64) {
+	d := float64(max(n, 1))
+	return (after.Allocated - h.Allocated) / 1024 / d, (after.Collections - h.Collections) / d
+}
+
 // Diff returns after minus before for every key that moved.
 func Diff(before, after map[string]float64) map[string]float64 {
 	out := map[string]float64{}

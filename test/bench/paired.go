@@ -83,6 +83,11 @@ func (b *Bench) timeEdits(ctx context.Context, e *env, build Build, name string,
 	ed := b.rippleEditor(e, r, 300*time.Millisecond)
 	// As in (e): no scrapes of ripple's metrics between the edits.
 	ed.Idle = nil
+	// Scraped outside the CPU time measured, as (e) does.
+	heapBefore, err := r.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
 	before, err := r.Proc()
 	if err != nil {
 		return 0, err
@@ -98,7 +103,13 @@ func (b *Bench) timeEdits(ctx context.Context, e *env, build Build, name string,
 	if msg := Correctness(edits); msg != "" {
 		return 0, fmt.Errorf("did not roll exactly the affected workloads: %s", msg)
 	}
-	b.cfg.Logf("%s: user %s, system %s over %d edits", build, after.User-before.User, after.System-before.System, len(edits))
+	heapAfter, err := r.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	kib, gcs := HeapOf(heapBefore).PerEdit(HeapOf(heapAfter), len(edits))
+	b.cfg.Logf("%s: user %s, system %s over %d edits; per edit %.0f KiB allocated, %.3f collections",
+		build, after.User-before.User, after.System-before.System, len(edits), kib, gcs)
 	return float64((after.CPU - before.CPU).Microseconds()) / 1000 / float64(len(edits)), nil
 }
 

@@ -4,8 +4,9 @@
 // same options, manager and controllers, and adds, from the environment:
 //
 //	RIPPLE_PPROF_ADDR     serve net/http/pprof on this address
-//	RIPPLE_PROFILE_DIR    on SIGUSR1 start a CPU profile, on SIGUSR2 stop it and
-//	                      write it with heap and allocs profiles into this directory
+//	RIPPLE_PROFILE_DIR    on SIGUSR1 write the allocs profile so far and start a CPU
+//	                      profile, on SIGUSR2 stop it and write it with heap and
+//	                      allocs profiles into this directory
 //	RIPPLE_PROFILE_START=1  start the CPU profile at once, to profile startup
 //	RIPPLE_PROTOBUF=1     talk protobuf to the API server instead of JSON
 package main
@@ -68,6 +69,12 @@ func profileOnSignals(dir string, now bool) error {
 			return
 		}
 		n++
+		// The allocs profile counts from ripple's start: with this one as
+		// the base (go tool pprof -base), it shows what the phase allocated.
+		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("allocs-%d-before.pprof", n))); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			_ = f.Close()
+		}
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", n)))
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			cpu = f
