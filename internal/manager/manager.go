@@ -38,7 +38,6 @@ func New(ctx context.Context, cfg *rest.Config, opts *options.Options) (ctrl.Man
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	cfg.UserAgent = "ripple"
-	useHTTP1(cfg)
 	clock := apiclock.New(nil)
 	cfg.Wrap(clock.Wrap)
 	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
